@@ -1,0 +1,327 @@
+"""The request model and the stage trace a search returns.
+
+`SearchRequest` mirrors the body of Azure's `POST /indexes/{name}/docs/search`
+in snake_case, so one request can go unchanged to the local target or a live
+index. `Trace` holds every stage of one executed request (keyword leg, vector
+legs, fused pool, rerank window, final hits) so that probes and widgets can
+answer what-ifs without searching again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import html
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from ragdiag.errors import InputDataError
+
+QUERY_TYPES = ("simple", "full", "semantic")
+VECTOR_FILTER_MODES = ("preFilter", "postFilter", "strictPostFilter")
+DEFAULT_MAX_TEXT_RECALL_SIZE = 1000
+RERANK_WINDOW = 50  # Azure's semantic ranker only sees the top 50 of the fused list
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class VectorQuery:
+    """One entry of `vectorQueries`: a text (vectorised by the target) or a raw vector."""
+
+    fields: tuple[str, ...]
+    text: str | None = None
+    vector: tuple[float, ...] | None = None
+    k: int = 50
+    exhaustive: bool = False
+    weight: float = 1.0
+    filter_override: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.fields, str):
+            object.__setattr__(self, "fields", tuple(f.strip() for f in self.fields.split(",") if f.strip()))
+        if self.vector is not None and not isinstance(self.vector, tuple):
+            object.__setattr__(self, "vector", tuple(float(x) for x in self.vector))
+        if (self.text is None) == (self.vector is None):
+            raise InputDataError("a vector query needs exactly one of 'text' or 'vector'")
+        if not self.fields:
+            raise InputDataError("a vector query needs at least one field in 'fields'")
+        if self.k < 1:
+            raise InputDataError(f"vector query k must be >= 1, got {self.k}")
+        if not self.weight > 0:
+            raise InputDataError(f"vector query weight must be > 0, got {self.weight}")
+
+    @property
+    def kind(self) -> str:
+        return "text" if self.text is not None else "vector"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """The body of an Azure AI Search query, snake_case."""
+
+    search: str | None = None
+    search_fields: tuple[str, ...] | None = None
+    query_type: str = "simple"
+    search_mode: str = "any"
+    semantic_configuration: str | None = None
+    semantic_query: str | None = None
+    vector_queries: tuple[VectorQuery, ...] = ()
+    vector_filter_mode: str = "preFilter"
+    max_text_recall_size: int | None = None
+    filter: str | None = None
+    scoring_profile: str | None = None
+    scoring_parameters: tuple[str, ...] = ()
+    top: int = 50
+    skip: int = 0
+    select: tuple[str, ...] | None = None
+    count: bool = False
+    captions: str | None = None
+    answers: str | None = None
+    query_rewrites: str | None = None
+    query_language: str | None = None
+    debug: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("search_fields", "select"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                object.__setattr__(self, name, tuple(s.strip() for s in v.split(",") if s.strip()))
+            elif isinstance(v, list):
+                object.__setattr__(self, name, tuple(v))
+        if isinstance(self.scoring_parameters, list | str):
+            sp = self.scoring_parameters
+            object.__setattr__(self, "scoring_parameters", (sp,) if isinstance(sp, str) else tuple(sp))
+        vqs = tuple(v if isinstance(v, VectorQuery) else VectorQuery(**_vq_kwargs(v))
+                    for v in self.vector_queries)
+        object.__setattr__(self, "vector_queries", vqs)
+        if self.query_type not in QUERY_TYPES:
+            raise InputDataError(f"query_type must be one of {', '.join(QUERY_TYPES)}, got {self.query_type!r}")
+        if self.vector_filter_mode not in VECTOR_FILTER_MODES:
+            raise InputDataError(
+                f"vector_filter_mode must be one of {', '.join(VECTOR_FILTER_MODES)}, "
+                f"got {self.vector_filter_mode!r}")
+        if self.top < 0 or self.skip < 0:
+            raise InputDataError("top and skip must be >= 0")
+        if self.max_text_recall_size is not None and not 1 <= self.max_text_recall_size <= 10000:
+            raise InputDataError(
+                f"max_text_recall_size must be between 1 and 10000, got {self.max_text_recall_size}")
+
+    # ---- derived views ------------------------------------------------------
+    @property
+    def has_text_leg(self) -> bool:
+        return bool(self.search and self.search.strip() and self.search.strip() != "*")
+
+    @property
+    def is_semantic(self) -> bool:
+        return self.query_type == "semantic"
+
+    @property
+    def effective_semantic_text(self) -> str | None:
+        return self.semantic_query if self.semantic_query else self.search
+
+    @property
+    def effective_max_text_recall_size(self) -> int:
+        return self.max_text_recall_size or DEFAULT_MAX_TEXT_RECALL_SIZE
+
+    def replace(self, **changes: Any) -> SearchRequest:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchRequest:
+        """Build from snake_case or Azure camelCase keys (a REST body works)."""
+        known = {f.name for f in fields(cls)}
+        kwargs: dict[str, Any] = {}
+        unknown = []
+        for k, v in data.items():
+            key = _CAMEL_TO_SNAKE.get(k, k)
+            if key == "hybrid_search":
+                if isinstance(v, Mapping) and v.get("maxTextRecallSize") is not None:
+                    kwargs["max_text_recall_size"] = int(v["maxTextRecallSize"])
+                continue
+            if key not in known:
+                unknown.append(k)
+                continue
+            kwargs[key] = v
+        if unknown:
+            raise InputDataError(
+                f"unknown request keys: {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(known))}")
+        if "vector_queries" in kwargs:
+            kwargs["vector_queries"] = tuple(_vq_kwargs(v) if isinstance(v, Mapping) else v
+                                             for v in kwargs["vector_queries"] or ())
+            kwargs["vector_queries"] = tuple(VectorQuery(**v) if isinstance(v, dict) else v
+                                             for v in kwargs["vector_queries"])
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:
+            raise InputDataError(f"invalid search request: {exc}") from exc
+
+    def fingerprint(self) -> str:
+        """A stable hash of the request, the runner's cache key."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+_CAMEL_TO_SNAKE = {
+    "searchFields": "search_fields",
+    "queryType": "query_type",
+    "searchMode": "search_mode",
+    "semanticConfiguration": "semantic_configuration",
+    "semanticQuery": "semantic_query",
+    "vectorQueries": "vector_queries",
+    "vectorFilterMode": "vector_filter_mode",
+    "maxTextRecallSize": "max_text_recall_size",
+    "hybridSearch": "hybrid_search",
+    "scoringProfile": "scoring_profile",
+    "scoringParameters": "scoring_parameters",
+    "queryRewrites": "query_rewrites",
+    "queryLanguage": "query_language",
+}
+
+
+def _vq_kwargs(v: Any) -> dict[str, Any]:
+    if isinstance(v, VectorQuery):
+        return dataclasses.asdict(v)
+    d = dict(v)
+    d.pop("kind", None)
+    if "k_nearest_neighbors" in d:
+        d["k"] = d.pop("k_nearest_neighbors")
+    if "filterOverride" in d:
+        d["filter_override"] = d.pop("filterOverride")
+    if isinstance(d.get("fields"), str):
+        d["fields"] = tuple(f.strip() for f in d["fields"].split(",") if f.strip())
+    elif isinstance(d.get("fields"), list):
+        d["fields"] = tuple(d["fields"])
+    allowed = {f.name for f in fields(VectorQuery)}
+    bad = set(d) - allowed
+    if bad:
+        raise InputDataError(
+            f"unknown vector query keys: {', '.join(sorted(bad))}; allowed: {', '.join(sorted(allowed))}")
+    return d
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One ranked candidate list: the keyword leg, one vector field, or the fused pool."""
+
+    name: str
+    keys: tuple[str, ...]
+    scores: tuple[float, ...]
+    weight: float = 1.0
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def rank_of(self, key: str) -> int | None:
+        """1-based rank of `key`, or None when absent."""
+        try:
+            return self.keys.index(key) + 1
+        except ValueError:
+            return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "weight": self.weight,
+                "keys": list(self.keys), "scores": [round(s, 6) for s in self.scores]}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One result with every score the target can report."""
+
+    key: str
+    score: float  # @search.score: fused (RRF) score times the document boost
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    reranker_score: float | None = None
+    reranker_boosted_score: float | None = None
+    text_score: float | None = None
+    text_rank: int | None = None
+    vector_similarities: Mapping[str, float] = field(default_factory=dict)
+    vector_ranks: Mapping[str, int] = field(default_factory=dict)
+    fused_score: float | None = None
+    fused_rank: int | None = None
+    document_boost: float = 1.0
+    captions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_dict(self)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """All stages of one executed request.
+
+    `pool` is the fused candidate list after every filter: what reaches the
+    reranker's window is its first `RERANK_WINDOW` entries.
+    """
+
+    request: SearchRequest
+    hits: tuple[Hit, ...]
+    text: RankedList | None = None
+    vectors: tuple[RankedList, ...] = ()
+    pool: RankedList | None = None
+    rerank_window: tuple[str, ...] = ()
+    reranked: bool = False
+    count: int | None = None
+    filter_matches: int | None = None
+    partial_reason: str | None = None  # semantic ranking asked for but did not run
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+    target: str = ""
+
+    @property
+    def pool_size(self) -> int:
+        return len(self.pool) if self.pool is not None else len(self.hits)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(h.key for h in self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "request": self.request.to_dict(),
+            "count": self.count,
+            "filter_matches": self.filter_matches,
+            "pool_size": self.pool_size,
+            "reranked": self.reranked,
+            "partial_reason": self.partial_reason,
+            "rerank_window": list(self.rerank_window),
+            "text": self.text.to_dict() if self.text else None,
+            "vectors": [v.to_dict() for v in self.vectors],
+            "pool": self.pool.to_dict() if self.pool else None,
+            "hits": [h.to_dict() for h in self.hits],
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+
+    def __repr__(self) -> str:
+        q = self.request.search or (self.request.vector_queries[0].text if self.request.vector_queries else "")
+        return (f"Trace(query={q!r}, hits={len(self.hits)}, pool={self.pool_size}, "
+                f"reranked={self.reranked}, top={list(self.keys[:3])})")
+
+    def _repr_html_(self) -> str:
+        rows = []
+        for i, h in enumerate(self.hits, 1):
+            rr = "" if h.reranker_score is None else f"{h.reranker_score:.2f}"
+            vs = ", ".join(f"{k}: {v:.3f} (#{h.vector_ranks.get(k)})" for k, v in h.vector_similarities.items())
+            tr = "" if h.text_rank is None else f"{h.text_score:.2f} (#{h.text_rank})"
+            rows.append(f"<tr><td>{i}</td><td>{html.escape(h.key)}</td><td>{h.score:.5f}</td>"
+                        f"<td>{rr}</td><td>{tr}</td><td>{html.escape(vs)}</td></tr>")
+        return ("<table><thead><tr><th>#</th><th>key</th><th>@search.score</th><th>reranker</th>"
+                "<th>BM25 (rank)</th><th>vector (rank)</th></tr></thead><tbody>"
+                + "".join(rows) + f"</tbody></table><p>pool {self.pool_size}, reranked {self.reranked}</p>")
+
+
+def _to_dict(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _to_dict(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, tuple | list):
+        return [_to_dict(x) for x in obj]
+    if isinstance(obj, Mapping):
+        return {k: _to_dict(v) for k, v in obj.items()}
+    return obj

@@ -1,0 +1,235 @@
+"""The runner: executes requests once, caches every trace, and records what it could not run.
+
+Checks ask for (question x profile x identity x probe) results; all of them end
+up as `SearchRequest`s. The runner deduplicates by request fingerprint, keeps
+traces in memory and on disk (keyed by the target's identity, so a changed
+index never answers from a stale cache), honours a request budget, runs a
+bounded number of requests at once (for live targets), shows progress, and
+fuses multi-request probes (split channels) client-side with RRF.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import RagdiagError
+from ragdiag.fusion import rrf
+from ragdiag.model import Hit, RankedList, SearchRequest, Trace
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A request that was not executed or failed: why, and whether it was retried."""
+
+    request: SearchRequest
+    reason: str
+    kind: str = "error"  # error | budget
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+
+@dataclass
+class RunnerStats:
+    sent: int = 0
+    memory_hits: int = 0
+    disk_hits: int = 0
+    failed: int = 0
+    over_budget: int = 0
+    retried: int = 0
+    partial: int = 0
+    failures: list[Failure] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sent": self.sent, "memory_hits": self.memory_hits, "disk_hits": self.disk_hits,
+                "failed": self.failed, "over_budget": self.over_budget, "retried": self.retried,
+                "partial": self.partial}
+
+
+def target_fingerprint(target: Any) -> str:
+    """A stable identity of what the target would answer (changes when the index changes)."""
+    fp = getattr(target, "fingerprint", None)
+    if callable(fp):
+        return str(fp())
+    path = getattr(target, "path", None)
+    if path is not None:
+        manifest = Path(path) / "manifest.json"
+        if manifest.exists():
+            import json
+
+            return f"{target.name}:{json.loads(manifest.read_text()).get('input_hash')}"
+    return str(getattr(target, "name", type(target).__name__))
+
+
+class _DiskCache:
+    """Pickled traces in sqlite, keyed by (target fingerprint, request fingerprint)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS traces (target TEXT, request TEXT, blob BLOB, "
+                           "PRIMARY KEY (target, request))")
+        self._lock = threading.Lock()
+
+    def get(self, target: str, request: str) -> Trace | None:
+        with self._lock:
+            row = self._conn.execute("SELECT blob FROM traces WHERE target=? AND request=?",
+                                     (target, request)).fetchone()
+        if row is None:
+            return None
+        try:
+            return pickle.loads(row[0])
+        except Exception:  # an unreadable entry is a cache miss, never an error
+            return None
+
+    def put(self, target: str, request: str, trace: Trace) -> None:
+        blob = pickle.dumps(trace, protocol=5)
+        with self._lock:
+            self._conn.execute("INSERT OR REPLACE INTO traces VALUES (?, ?, ?)", (target, request, blob))
+            self._conn.commit()
+
+
+class Runner:
+    """Executes requests against one target with caching, budget, concurrency and progress."""
+
+    def __init__(self, target: Any, *, cache_dir: str | Path | None = None, budget: int | None = None,
+                 concurrency: int = 1, progress: bool = False,
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
+        self.target = target
+        self.budget = budget
+        self.concurrency = max(1, int(concurrency))
+        self.progress = progress
+        self.on_progress = on_progress
+        self.stats = RunnerStats()
+        self._memory: dict[str, Trace] = {}
+        self._target_fp = target_fingerprint(target)
+        self._disk = _DiskCache(Path(cache_dir) / "traces.sqlite") if cache_dir else None
+        self._lock = threading.Lock()
+
+    # ---- single requests ---------------------------------------------------------
+    def cached(self, request: SearchRequest) -> Trace | None:
+        return self._memory.get(request.fingerprint())
+
+    def execute(self, request: SearchRequest) -> Trace | Failure:
+        """One request, from cache when possible; failures are returned, not raised."""
+        fp = request.fingerprint()
+        hit = self._memory.get(fp)
+        if hit is not None:
+            self.stats.memory_hits += 1
+            return hit
+        if self._disk is not None:
+            trace = self._disk.get(self._target_fp, fp)
+            if trace is not None:
+                self.stats.disk_hits += 1
+                self._memory[fp] = trace
+                return trace
+        with self._lock:
+            if self.budget is not None and self.stats.sent >= self.budget:
+                self.stats.over_budget += 1
+                failure = Failure(request, f"request budget of {self.budget} exhausted", kind="budget")
+                self.stats.failures.append(failure)
+                return failure
+            self.stats.sent += 1
+        try:
+            trace = self.target.search(request)
+        except RagdiagError as exc:
+            with self._lock:
+                self.stats.failed += 1
+                failure = Failure(request, str(exc))
+                self.stats.failures.append(failure)
+            return failure
+        if trace.partial_reason and request.is_semantic:
+            self.stats.partial += 1
+        self._memory[fp] = trace
+        if self._disk is not None:
+            self._disk.put(self._target_fp, fp, trace)
+        return trace
+
+    # ---- batches -------------------------------------------------------------------
+    def run(self, requests: Iterable[SearchRequest], *, label: str = "requests") -> list[Trace | Failure]:
+        """Execute a batch: each distinct request once, results in input order."""
+        reqs = list(requests)
+        distinct: dict[str, SearchRequest] = {}
+        for r in reqs:
+            distinct.setdefault(r.fingerprint(), r)
+        todo = [r for fp, r in distinct.items() if fp not in self._memory]
+        results: dict[str, Trace | Failure] = {fp: self._memory[fp] for fp in distinct if fp in self._memory}
+        self.stats.memory_hits += len(reqs) - len(todo)
+        bar = None
+        if self.progress and len(todo) > 20:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo), desc=label, leave=False)
+        done = 0
+
+        def one(r: SearchRequest) -> tuple[str, Trace | Failure]:
+            return r.fingerprint(), self.execute(r)
+
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            if bar is not None:
+                bar.update(1)
+            if self.on_progress:
+                self.on_progress(done, len(todo))
+
+        if self.concurrency > 1 and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+                for fp, res in pool.map(one, todo):
+                    results[fp] = res
+                    tick()
+        else:
+            for r in todo:
+                fp, res = one(r)
+                results[fp] = res
+                tick()
+        if bar is not None:
+            bar.close()
+        return [results[r.fingerprint()] for r in reqs]
+
+    def run_fused(self, groups: Sequence[Sequence[SearchRequest]], *, top: int | None = None,
+                  label: str = "requests") -> list[Trace | Failure]:
+        """Execute groups of requests and fuse each group client-side (RRF over final rankings)."""
+        flat = [r for g in groups for r in g]
+        results = self.run(flat, label=label)
+        out: list[Trace | Failure] = []
+        i = 0
+        for g in groups:
+            part = results[i:i + len(g)]
+            i += len(g)
+            failed = [p for p in part if isinstance(p, Failure)]
+            if failed:
+                out.append(failed[0])
+            elif len(part) == 1:
+                out.append(part[0])
+            else:
+                out.append(fuse_traces(part, top=top))  # type: ignore[arg-type]
+        return out
+
+
+def fuse_traces(traces: Sequence[Trace], *, top: int | None = None) -> Trace:
+    """Client-side RRF over several traces' final rankings (used by split-channel probes)."""
+    lists = [(t.keys, 1.0) for t in traces]
+    fused = rrf(lists)
+    top = top if top is not None else max(t.request.top for t in traces)
+    by_key: dict[str, Hit] = {}
+    for t in traces:
+        for h in t.hits:
+            best = by_key.get(h.key)
+            if best is None or (h.reranker_score or -1) > (best.reranker_score or -1):
+                by_key[h.key] = h
+    hits = tuple(replace(by_key[k], score=s) for k, s in fused[:top])
+    pool_keys = tuple(dict.fromkeys(k for t in traces for k in (t.pool.keys if t.pool else t.keys)))
+    return Trace(request=traces[0].request, hits=hits,
+                 pool=RankedList("client-fused", pool_keys, tuple(0.0 for _ in pool_keys)),
+                 reranked=any(t.reranked for t in traces), target=traces[0].target,
+                 partial_reason=next((t.partial_reason for t in traces if t.partial_reason), None))

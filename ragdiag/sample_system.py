@@ -1,0 +1,72 @@
+"""The embedded sample system: where its files live and how to open its local targets.
+
+The sample ("Muster AG") ships two chunkings of one corpus: `structured`
+(structure-aware with overlap, the sound case) and `naive` (fixed-size without
+overlap, the faulty case for the chunk check).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import InputDataError
+
+VARIANTS = ("structured", "naive")
+SAMPLE_NOW = "2026-06-30T00:00:00Z"  # the sample's reference date (freshness functions)
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def sample_dir() -> Path:
+    """`sample_data/` of this checkout, or $RAGDIAG_SAMPLE_DATA."""
+    env = os.environ.get("RAGDIAG_SAMPLE_DATA")
+    return Path(env) if env else repo_root() / "sample_data"
+
+
+def cache_dir() -> Path:
+    """Where built indexes and embeddings live: $RAGDIAG_CACHE or ~/.cache/ragdiag."""
+    env = os.environ.get("RAGDIAG_CACHE")
+    path = Path(env) if env else Path.home() / ".cache" / "ragdiag"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_embedder: Any = None
+_targets: dict[str, Any] = {}
+
+
+def sample_embedder() -> Any:
+    """The bundled MiniLM embedder with the on-disk cache, loaded once per process."""
+    global _embedder
+    if _embedder is None:
+        from ragdiag.encoders import default_embedder
+
+        _embedder = default_embedder(cache_dir())
+    return _embedder
+
+
+def open_sample_target(variant: str = "structured", *, progress: bool = True,
+                       log: Callable[[str], None] | None = None) -> Any:
+    """The local target over one sample index, built on first use and cached per process."""
+    if variant not in VARIANTS:
+        raise InputDataError(f"unknown sample variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    if variant in _targets:
+        return _targets[variant]
+    from ragdiag.encoders import BiEncoderReranker
+    from ragdiag.sample.schema import SAMPLE_VECTOR_SOURCES, sample_schema
+    from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+
+    records = sample_dir() / "index" / f"{variant}.jsonl"
+    spec = LocalIndexSpec(name=f"muster-{variant}", schema=sample_schema(f"muster-{variant}"),
+                          vector_sources=SAMPLE_VECTOR_SOURCES, now=SAMPLE_NOW)
+    emb = sample_embedder()
+    target = LocalTarget.from_jsonl(records, spec, index_dir=cache_dir() / "indexes" / spec.name,
+                                    embedder=emb, reranker=BiEncoderReranker(emb),
+                                    progress=progress, log=log)
+    _targets[variant] = target
+    return target
