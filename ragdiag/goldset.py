@@ -1,0 +1,605 @@
+"""Goldsets: the questions with known answers that retrieval is measured against.
+
+A goldset is YAML (a list of mappings) or JSONL (one object per line):
+
+    - id: fact-001
+      question: "What notice period applies to the framework agreement with Nordlicht GmbH?"
+      intent: fact
+      as_user: lena.legal              # identity name (optional)
+      expect_sources:                  # keys, or {key, grade} mappings (grade int >= 1, default 1)
+        - {key: CON-0007-s3-c1, grade: 3}
+        - CON-0007-s3
+      expect_answer_contains: ["90 days"]
+    - id: refuse-004
+      question: "..."
+      intent: fact
+      expect: refused                  # the system must refuse (no sources)
+
+`load_goldset` validates every case and raises `InputDataError` with the file
+and line of the offending case or key. `load_trec_qrels` reads TREC qrels (and
+optionally TREC topics) into the same `Goldset`. `find_goldset_files` finds
+goldset-like files in a client code folder.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import html
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ragdiag.errors import InputDataError
+
+ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources",
+                "expect_answer_contains", "expect")
+SOURCE_KEYS = ("key", "grade")
+DEFAULT_INTENT = "unknown"
+GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
+
+
+@dataclass(frozen=True)
+class GoldCase:
+    """One goldset question: what to ask, as whom, and what retrieval should find.
+
+    `expect_sources` holds (key, grade) pairs in file order (grade >= 1; 1 when
+    the file gives a bare key). `expect_refused` cases have no sources.
+    """
+
+    id: str
+    question: str
+    intent: str = DEFAULT_INTENT
+    as_user: str | None = None
+    expect_sources: tuple[tuple[str, int], ...] = ()
+    expect_answer_contains: tuple[str, ...] = ()
+    expect_refused: bool = False
+    path: str | None = None
+    line: int | None = None
+
+    @property
+    def source_keys(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.expect_sources)
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.expect_sources)
+
+    @property
+    def where(self) -> str:
+        """`path:line` of the case, for messages."""
+        if self.path and self.line:
+            return f"{self.path}:{self.line}"
+        return self.path or ""
+
+
+@dataclass(frozen=True)
+class Goldset:
+    cases: tuple[GoldCase, ...]
+    path: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[GoldCase]:
+        return iter(self.cases)
+
+    def __getitem__(self, case_id: str) -> GoldCase:
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise KeyError(case_id)
+
+    def by_intent(self) -> dict[str, list[GoldCase]]:
+        """Cases grouped by intent, intents in order of first appearance."""
+        groups: dict[str, list[GoldCase]] = {}
+        for case in self.cases:
+            groups.setdefault(case.intent, []).append(case)
+        return groups
+
+    def answerable(self) -> list[GoldCase]:
+        """Cases with expected sources."""
+        return [c for c in self.cases if c.expect_sources]
+
+    def refusals(self) -> list[GoldCase]:
+        """Cases the system must refuse (`expect: refused`)."""
+        return [c for c in self.cases if c.expect_refused]
+
+    def restricted(self) -> list[GoldCase]:
+        """Cases asked as a named identity (`as_user`)."""
+        return [c for c in self.cases if c.as_user]
+
+    def identities(self) -> Counter[str]:
+        """How many cases each `as_user` identity asks."""
+        return Counter(c.as_user for c in self.cases if c.as_user)
+
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """case id -> source key -> grade, for answerable cases only."""
+        return {c.id: dict(c.expect_sources) for c in self.cases if c.expect_sources}
+
+    def duplicate_questions(self) -> list[tuple[str, list[str]]]:
+        """Questions asked by more than one case: (normalised text, case ids).
+
+        Normalisation: case-folded, whitespace collapsed, surrounding whitespace
+        and trailing punctuation (`?.!`) stripped. Empty questions (TREC qrels
+        without topics) are not compared. Groups are in order of first appearance.
+        """
+        groups: dict[str, list[str]] = {}
+        for case in self.cases:
+            text = normalise_question(case.question)
+            if text:
+                groups.setdefault(text, []).append(case.id)
+        return [(text, ids) for text, ids in groups.items() if len(ids) > 1]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "cases": len(self.cases),
+            "per_intent": {intent: len(cases) for intent, cases in self.by_intent().items()},
+            "answerable": len(self.answerable()),
+            "refusals": len(self.refusals()),
+            "restricted": len(self.restricted()),
+            "identities": dict(self.identities()),
+        }
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        rows = [{
+            "id": c.id,
+            "question": c.question,
+            "intent": c.intent,
+            "as_user": c.as_user,
+            "expect_refused": c.expect_refused,
+            "n_sources": len(c.expect_sources),
+            "sources": list(c.source_keys),
+            "grades": [g for _, g in c.expect_sources],
+            "expect_answer_contains": list(c.expect_answer_contains),
+            "path": c.path,
+            "line": c.line,
+        } for c in self.cases]
+        columns = ["id", "question", "intent", "as_user", "expect_refused", "n_sources",
+                   "sources", "grades", "expect_answer_contains", "path", "line"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        intents = ", ".join(f"{k} {v}" for k, v in s["per_intent"].items()) or "none"
+        idents = ", ".join(sorted(s["identities"]))
+        restricted = f"{s['restricted']} restricted" + (f" ({idents})" if idents else "")
+        where = f"{self.path}: " if self.path else ""
+        return (f"Goldset({where}{s['cases']} cases; per intent: {intents}; "
+                f"{s['refusals']} refusals; {restricted})")
+
+    def _repr_html_(self) -> str:
+        s = self.summary()
+        rows = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{v}</td></tr>"
+                       for k, v in s["per_intent"].items())
+        idents = ", ".join(html.escape(i) for i in sorted(s["identities"])) or "none"
+        title = html.escape(self.path or "goldset")
+        return (f"<div><b>Goldset</b> <code>{title}</code>: {s['cases']} cases, "
+                f"{s['refusals']} refusals, {s['restricted']} with a restricted identity "
+                f"({idents})<table><tr><th>intent</th><th>cases</th></tr>{rows}</table></div>")
+
+
+def normalise_question(text: str) -> str:
+    text = " ".join(text.casefold().split())
+    return text.rstrip("?.! ").strip()
+
+
+# --------------------------------------------------------------------------- YAML with lines
+
+
+class _LinedDict(dict):
+    """A mapping that remembers its own line and each key's line (1-based)."""
+
+    line: int | None = None
+    key_lines: dict[Any, int]
+
+
+class _LinedList(list):
+    line: int | None = None
+    item_lines: list[int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader whose mappings and sequences carry their source lines."""
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode):
+    data = _LinedDict()
+    data.line = node.start_mark.line + 1
+    data.key_lines = {}
+    yield data
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            hash(key)
+        except TypeError:
+            raise InputDataError(f"a mapping key must be a plain value, got {key!r}",
+                                 path=getattr(loader, "_path", None), line=line) from None
+        if key in data:
+            raise InputDataError(
+                f"key {key!r} is given twice in one mapping (first on line {data.key_lines[key]})",
+                path=getattr(loader, "_path", None), line=line)
+        data[key] = loader.construct_object(value_node, deep=True)
+        data.key_lines[key] = line
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode):
+    data = _LinedList()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [item.start_mark.line + 1 for item in node.value]
+    yield data
+    data.extend(loader.construct_object(item, deep=True) for item in node.value)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def _yaml_load(text: str, path: str) -> Any:
+    loader = _LineLoader(text)
+    loader._path = path  # type: ignore[attr-defined]
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputDataError(f"invalid YAML: {problem}", path=path, line=line) from None
+    finally:
+        loader.dispose()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_goldset(path: str | os.PathLike[str]) -> Goldset:
+    """Load and validate a goldset from `.yaml`/`.yml` (a list of cases) or `.jsonl`.
+
+    Raises `InputDataError` with the file and line of the first problem: a
+    missing `id` or `question`, both or neither of `expect: refused` and
+    `expect_sources`, a grade that is not an int >= 1, an unknown key (the
+    message lists the allowed ones), or a duplicate id (naming both lines).
+    Duplicate questions are allowed; see `Goldset.duplicate_questions`.
+    """
+    p = Path(path)
+    spath = str(path)
+    suffix = p.suffix.lower()
+    if suffix not in GOLDSET_SUFFIXES:
+        raise InputDataError(
+            f"unsupported goldset file type {p.suffix or '(none)'!r}; expected one of "
+            f"{', '.join(GOLDSET_SUFFIXES)} (TREC qrels: use load_trec_qrels)", path=spath)
+    text = _read_text(p, spath)
+    raws: list[tuple[Any, int | None]] = []
+    if suffix == ".jsonl":
+        for lineno, raw_line in enumerate(text.splitlines(), start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                obj = json.loads(raw_line)
+            except json.JSONDecodeError as exc:
+                raise InputDataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
+                                     path=spath, line=lineno) from None
+            raws.append((obj, lineno))
+    else:
+        data = _yaml_load(text, spath)
+        if data is None:
+            raise InputDataError("the goldset is empty; expected a list of cases", path=spath)
+        if not isinstance(data, list):
+            raise InputDataError(
+                f"a YAML goldset must be a list of cases (`- id: ...`), got {type(data).__name__}",
+                path=spath, line=getattr(data, "line", 1))
+        lines = getattr(data, "item_lines", [None] * len(data))
+        raws = list(zip(data, lines, strict=True))
+    if not raws:
+        raise InputDataError("the goldset contains no cases", path=spath)
+
+    cases: list[GoldCase] = []
+    seen: dict[str, int | None] = {}
+    for raw, line in raws:
+        case = _parse_case(raw, spath, line)
+        if case.id in seen:
+            first = seen[case.id]
+            raise InputDataError(
+                f"duplicate case id {case.id!r}: first on line {first}, again on line {case.line}",
+                path=spath, line=case.line)
+        seen[case.id] = case.line
+        cases.append(case)
+    return Goldset(cases=tuple(cases), path=spath)
+
+
+def _read_text(p: Path, spath: str) -> str:
+    try:
+        return p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InputDataError("file not found", path=spath) from None
+    except UnicodeDecodeError as exc:
+        raise InputDataError(f"not UTF-8 text: {exc}", path=spath) from None
+    except OSError as exc:
+        raise InputDataError(f"cannot read: {exc.strerror or exc}", path=spath) from None
+
+
+def _key_line(obj: Any, key: str, default: int | None) -> int | None:
+    lines = getattr(obj, "key_lines", None)
+    if lines and key in lines:
+        return lines[key]
+    return default
+
+
+def _item_line(seq: Any, index: int, default: int | None) -> int | None:
+    item_lines = getattr(seq, "item_lines", None)
+    if item_lines and index < len(item_lines):
+        return item_lines[index]
+    return default
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
+    if not isinstance(raw, Mapping):
+        raise InputDataError(f"a goldset case must be a mapping, got {type(raw).__name__}: {raw!r}",
+                             path=path, line=line)
+    line = getattr(raw, "line", None) or line
+
+    def err(message: str, key: str | None = None, at: int | None = None) -> InputDataError:
+        where = at if at is not None else (_key_line(raw, key, line) if key else line)
+        return InputDataError(message, path=path, line=where)
+
+    unknown = [k for k in raw if k not in ALLOWED_KEYS]
+    if unknown:
+        k = unknown[0]
+        raise err(f"unknown key {k!r} in a goldset case; allowed keys: {', '.join(ALLOWED_KEYS)}",
+                  key=k if isinstance(k, str) else None)
+
+    case_id = raw.get("id")
+    if case_id is None:
+        raise err("a goldset case needs an 'id'")
+    if _is_int(case_id):
+        case_id = str(case_id)
+    if not isinstance(case_id, str) or not case_id.strip():
+        raise err(f"'id' must be a non-empty string, got {raw.get('id')!r}", key="id")
+    case_id = case_id.strip()
+
+    question = raw.get("question")
+    if question is None:
+        raise err(f"case {case_id!r} needs a 'question'")
+    if not isinstance(question, str) or not question.strip():
+        raise err(f"case {case_id!r}: 'question' must be a non-empty string, got {question!r}",
+                  key="question")
+
+    intent = raw.get("intent", DEFAULT_INTENT)
+    if intent is None:
+        intent = DEFAULT_INTENT
+    if not isinstance(intent, str) or not intent.strip():
+        raise err(f"case {case_id!r}: 'intent' must be a non-empty string, got {intent!r}",
+                  key="intent")
+
+    as_user = raw.get("as_user")
+    if as_user is not None and (not isinstance(as_user, str) or not as_user.strip()):
+        raise err(f"case {case_id!r}: 'as_user' must be an identity name (a string), got {as_user!r}",
+                  key="as_user")
+
+    refused = False
+    if "expect" in raw:
+        expect = raw["expect"]
+        if expect != "refused":
+            raise err(f"case {case_id!r}: 'expect' may only be 'refused', got {expect!r}",
+                      key="expect")
+        refused = True
+
+    has_sources = "expect_sources" in raw and raw["expect_sources"] is not None
+    if refused and has_sources:
+        raise err(f"case {case_id!r} has both 'expect: refused' and 'expect_sources'; "
+                  "a refused question expects no sources: keep one of them", key="expect_sources")
+    if not refused and not has_sources:
+        raise err(f"case {case_id!r} needs 'expect_sources' (the keys retrieval should find) "
+                  "or 'expect: refused'")
+
+    sources: tuple[tuple[str, int], ...] = ()
+    if has_sources:
+        sources = _parse_sources(raw["expect_sources"], case_id, path,
+                                 _key_line(raw, "expect_sources", line))
+
+    contains_raw = raw.get("expect_answer_contains")
+    contains: tuple[str, ...] = ()
+    if contains_raw is not None:
+        if isinstance(contains_raw, str):
+            contains_raw = [contains_raw]
+        if not isinstance(contains_raw, list) or not all(isinstance(s, str) for s in contains_raw):
+            raise err(f"case {case_id!r}: 'expect_answer_contains' must be a string or a list of "
+                      f"strings, got {contains_raw!r}", key="expect_answer_contains")
+        contains = tuple(contains_raw)
+
+    return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
+                    as_user=as_user.strip() if as_user else None, expect_sources=sources,
+                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line)
+
+
+def _parse_sources(value: Any, case_id: str, path: str, line: int | None
+                   ) -> tuple[tuple[str, int], ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise InputDataError(
+            f"case {case_id!r}: 'expect_sources' must be a list of keys or {{key, grade}} "
+            f"mappings, got {type(value).__name__}", path=path, line=line)
+    if not value:
+        raise InputDataError(
+            f"case {case_id!r}: 'expect_sources' is empty; list the expected keys, or write "
+            "'expect: refused' for a question the system must refuse", path=path, line=line)
+    out: list[tuple[str, int]] = []
+    first_line: dict[str, int | None] = {}
+    for i, item in enumerate(value):
+        item_line = getattr(item, "line", None) or _item_line(value, i, line)
+        grade: Any = 1
+        if isinstance(item, Mapping):
+            bad = [k for k in item if k not in SOURCE_KEYS]
+            if bad:
+                raise InputDataError(
+                    f"case {case_id!r}: unknown key {bad[0]!r} in an expected source; allowed "
+                    f"keys: {', '.join(SOURCE_KEYS)}", path=path,
+                    line=_key_line(item, bad[0], item_line))
+            if "key" not in item:
+                raise InputDataError(f"case {case_id!r}: an expected source mapping needs a 'key'",
+                                     path=path, line=item_line)
+            key = item["key"]
+            grade = item.get("grade", 1)
+            grade_line = _key_line(item, "grade", item_line)
+            if not _is_int(grade) or grade < 1:
+                raise InputDataError(
+                    f"case {case_id!r}: grade of source {key!r} must be an integer >= 1, "
+                    f"got {grade!r}", path=path, line=grade_line)
+        else:
+            key = item
+        if _is_int(key):
+            key = str(key)
+        if not isinstance(key, str) or not key.strip():
+            raise InputDataError(
+                f"case {case_id!r}: an expected source key must be a non-empty string, got {key!r}",
+                path=path, line=item_line)
+        key = key.strip()
+        if key in first_line:
+            raise InputDataError(
+                f"case {case_id!r}: source {key!r} is listed twice (first on line "
+                f"{first_line[key]})", path=path, line=item_line)
+        first_line[key] = item_line
+        out.append((key, int(grade)))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- TREC
+
+
+_TOP_RE = re.compile(r"<top>(.*?)</top>", re.S | re.I)
+_NUM_RE = re.compile(r"<num>\s*(?:Number:)?\s*([^<\s]+)", re.I)
+_TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<|\Z)", re.S | re.I)
+
+
+def load_trec_qrels(qrels_path: str | os.PathLike[str],
+                    topics_path: str | os.PathLike[str] | None = None) -> Goldset:
+    """Load TREC qrels (`qid iter docno rel`) as a goldset, with questions from TREC topics.
+
+    Judgments with rel <= 0 are skipped, so a query with no positive judgment
+    has no case. A (qid, docno) judged twice keeps the higher grade. Topics are
+    `<top><num>..</num><title>..</title></top>` blocks (question = title,
+    whitespace collapsed) or, when the file has no `<top>`, tab-separated
+    `qid<TAB>text` lines. Without topics the questions are empty strings.
+    Every case has intent "unknown" and the path:line of its first judgment.
+    """
+    qpath = str(qrels_path)
+    text = _read_text(Path(qrels_path), qpath)
+    judged: dict[str, dict[str, int]] = {}
+    first_line: dict[str, int] = {}
+    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+        parts = raw_line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputDataError(
+                f"a qrels line needs 4 fields 'qid iter docno rel', got {len(parts)}: "
+                f"{raw_line.strip()!r}", path=qpath, line=lineno)
+        qid, _iteration, docno, rel_text = parts
+        try:
+            rel = int(rel_text)
+        except ValueError:
+            raise InputDataError(f"relevance must be an integer, got {rel_text!r}",
+                                 path=qpath, line=lineno) from None
+        if rel <= 0:
+            continue
+        docs = judged.setdefault(qid, {})
+        first_line.setdefault(qid, lineno)
+        docs[docno] = max(rel, docs.get(docno, 0))
+
+    topics: dict[str, str] | None = None
+    if topics_path is not None:
+        topics = _load_topics(topics_path)
+        for qid in judged:
+            if qid not in topics:
+                raise InputDataError(f"query {qid!r} has judgments but no topic in {topics_path}",
+                                     path=qpath, line=first_line[qid])
+    if not judged:
+        raise InputDataError("the qrels file has no positive judgments (rel >= 1)", path=qpath)
+
+    cases = tuple(
+        GoldCase(id=qid, question=topics[qid] if topics is not None else "",
+                 intent=DEFAULT_INTENT, expect_sources=tuple(docs.items()),
+                 path=qpath, line=first_line[qid])
+        for qid, docs in judged.items())
+    return Goldset(cases=cases, path=qpath)
+
+
+def _load_topics(topics_path: str | os.PathLike[str]) -> dict[str, str]:
+    tpath = str(topics_path)
+    text = _read_text(Path(topics_path), tpath)
+    topics: dict[str, str] = {}
+    topic_line: dict[str, int] = {}
+    if re.search(r"<top>", text, re.I):
+        for match in _TOP_RE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            block = match.group(1)
+            num = _NUM_RE.search(block)
+            if num is None:
+                raise InputDataError("a <top> block has no <num>", path=tpath, line=line)
+            title = _TITLE_RE.search(block)
+            qid = num.group(1).strip()
+            if title is None or not " ".join(title.group(1).split()):
+                raise InputDataError(f"topic {qid!r} has no <title>", path=tpath, line=line)
+            if qid in topics:
+                raise InputDataError(f"topic {qid!r} is defined twice (first on line "
+                                     f"{topic_line[qid]})", path=tpath, line=line)
+            topics[qid] = " ".join(title.group(1).split())
+            topic_line[qid] = line
+        return topics
+    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        qid, sep, query = raw_line.partition("\t")
+        if not sep or not qid.strip() or not query.strip():
+            raise InputDataError("expected TREC <top> topics or 'qid<TAB>text' lines",
+                                 path=tpath, line=lineno)
+        topics[qid.strip()] = " ".join(query.split())
+    return topics
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+GOLDSET_NAME_PATTERNS = ("*ground_truth*", "*groundtruth*", "*ground-truth*", "*goldset*",
+                         "*gold_set*", "*golden*", "eval*.yaml", "eval*.yml", "eval*.jsonl",
+                         "qrels*", "*.qrels", "*test_questions*", "*test-questions*")
+DATA_SUFFIXES = ("", ".jsonl", ".json", ".yaml", ".yml", ".csv", ".tsv", ".txt", ".qrels")
+SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox",
+                       ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+
+
+def find_goldset_files(root: str | os.PathLike[str]) -> list[Path]:
+    """Goldset-like files under `root` (sorted), e.g. `ground_truth.jsonl`, `eval_set.yaml`, `qrels.txt`.
+
+    Only data files count (suffix in `DATA_SUFFIXES`, so `golden_test.py` does
+    not); `.git`, `node_modules`, virtualenvs and caches are skipped.
+    """
+    base = Path(root)
+    if not base.is_dir():
+        raise InputDataError("not a directory", path=str(root))
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in filenames:
+            lower = name.lower()
+            if Path(lower).suffix not in DATA_SUFFIXES:
+                continue
+            if any(fnmatch.fnmatchcase(lower, pat) for pat in GOLDSET_NAME_PATTERNS):
+                found.append(Path(dirpath) / name)
+    return sorted(found)

@@ -1,0 +1,302 @@
+"""Retrieval metrics through ir-measures (pytrec_eval), paired comparisons, ROC AUC.
+
+Nothing here computes an IR metric by hand: `evaluate` hands qrels and a run
+to `ir_measures`, which uses pytrec_eval for hit rate, recall, MRR and nDCG and
+its own judged provider for judged@k. ir_measures is imported lazily so that
+importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragdiag.errors import RagdiagError
+
+Run = Mapping[str, Sequence[str]]
+"""case id -> ranked keys, best first."""
+Qrels = Mapping[str, Mapping[str, int]]
+"""case id -> key -> grade (grade >= 1 is relevant)."""
+
+DEFAULT_K = 10
+DEFAULT_RECALL_K = 50
+TIE_EPS = 1e-9
+
+HIT_RATE = "hit_rate"
+RECALL = "recall"
+MRR = "mrr"
+NDCG = "ndcg"
+JUDGED = "judged"
+NDCG_CUTOFF = 10
+NDCG_10 = "ndcg@10"
+
+
+def hit_rate_at(k: int) -> str:
+    return f"{HIT_RATE}@{k}"
+
+
+def recall_at(k: int) -> str:
+    return f"{RECALL}@{k}"
+
+
+def judged_at(k: int) -> str:
+    return f"{JUDGED}@{k}"
+
+
+HIT_RATE_10 = hit_rate_at(DEFAULT_K)
+RECALL_10 = recall_at(DEFAULT_K)
+RECALL_50 = recall_at(DEFAULT_RECALL_K)
+JUDGED_10 = judged_at(DEFAULT_K)
+
+
+def measure_names(k: int = DEFAULT_K, recall_k: int = DEFAULT_RECALL_K) -> tuple[str, ...]:
+    """The metric names `evaluate(k=k, recall_k=recall_k)` reports, in column order."""
+    names = [hit_rate_at(k), recall_at(k)]
+    if recall_k != k:
+        names.append(recall_at(recall_k))
+    names += [MRR, NDCG_10, judged_at(k)]
+    return tuple(names)
+
+
+def _ir_measures_for(k: int, recall_k: int) -> dict[str, Any]:
+    """ragdiag metric name -> ir_measures measure object."""
+    from ir_measures import RR, Judged, R, Success, nDCG
+
+    table = {hit_rate_at(k): Success @ k, recall_at(k): R @ k}
+    table[recall_at(recall_k)] = R @ recall_k
+    table[MRR] = RR
+    table[NDCG_10] = nDCG @ NDCG_CUTOFF
+    table[judged_at(k)] = Judged @ k
+    return {name: table[name] for name in measure_names(k, recall_k)}
+
+
+def run_to_scores(ranked: Sequence[str]) -> dict[str, float]:
+    """Ranked keys -> strictly descending scores (n - rank); repeated keys keep their first rank."""
+    scores: dict[str, float] = {}
+    n = len(ranked)
+    for rank, key in enumerate(ranked):
+        key = str(key)
+        if key not in scores:
+            scores[key] = float(n - rank)
+    return scores
+
+
+@dataclass
+class Evaluation:
+    """Per-query and aggregate metrics of one run (e.g. one profile) against one goldset.
+
+    `aggregate` is the mean over all queries in `per_query`, which are the
+    qrels queries with at least one relevant judgment; `missing` lists those
+    the run had no results for (scored zero).
+    """
+
+    per_query: dict[str, dict[str, float]]
+    aggregate: dict[str, float]
+    k: int = DEFAULT_K
+    recall_k: int = DEFAULT_RECALL_K
+    name: str = ""
+    missing: tuple[str, ...] = ()
+    measures: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.measures:
+            self.measures = measure_names(self.k, self.recall_k)
+
+    def __len__(self) -> int:
+        return len(self.per_query)
+
+    def subset(self, query_ids: Iterable[str], name: str | None = None) -> Evaluation:
+        """The same evaluation restricted to some queries (e.g. one intent), re-aggregated."""
+        wanted = set(query_ids)
+        per_query = {q: dict(v) for q, v in self.per_query.items() if q in wanted}
+        return Evaluation(per_query=per_query, aggregate=_mean(per_query, self.measures),
+                          k=self.k, recall_k=self.recall_k,
+                          name=self.name if name is None else name,
+                          missing=tuple(q for q in self.missing if q in wanted),
+                          measures=self.measures)
+
+    def to_dataframe(self):
+        """One row per query (index: query id), one column per metric."""
+        import pandas as pd
+
+        df = pd.DataFrame.from_dict(self.per_query, orient="index", columns=list(self.measures))
+        df.index.name = "query"
+        return df
+
+    def __repr__(self) -> str:
+        label = f"{self.name}: " if self.name else ""
+        values = ", ".join(f"{m} {self.aggregate.get(m, math.nan):.3f}" for m in self.measures)
+        missing = f", {len(self.missing)} without results" if self.missing else ""
+        return f"Evaluation({label}{len(self.per_query)} queries{missing}; {values})"
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(m)}</th>" for m in self.measures)
+        cells = "".join(f"<td>{self.aggregate.get(m, math.nan):.3f}</td>" for m in self.measures)
+        label = html.escape(self.name or "evaluation")
+        missing = (f", {len(self.missing)} without results (scored 0)" if self.missing else "")
+        return (f"<div><b>{label}</b>: {len(self.per_query)} queries{missing}"
+                f"<table><tr>{head}</tr><tr>{cells}</tr></table></div>")
+
+
+def _mean(per_query: Mapping[str, Mapping[str, float]], measures: Sequence[str]) -> dict[str, float]:
+    n = len(per_query)
+    return {m: (sum(v[m] for v in per_query.values()) / n if n else math.nan) for m in measures}
+
+
+def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFAULT_RECALL_K,
+             name: str = "") -> Evaluation:
+    """Score a run against qrels with ir-measures: hit_rate@k (`Success@k`), recall@k and
+    recall@recall_k (`R@k`), mrr (`RR`), ndcg@10 (`nDCG@10`, graded gains) and judged@k
+    (`Judged@k`: share of the top min(k, returned) results that carry a judgment).
+
+    The ranked lists become strictly descending scores, so ties cannot reorder them.
+    Queries are those of `qrels` with at least one grade >= 1 (the metrics are
+    undefined otherwise). A query missing from the run, or with an empty list,
+    counts as zero for every metric (listed in `Evaluation.missing`). Run
+    entries for queries without qrels are ignored.
+    """
+    if k < 1 or recall_k < 1:
+        raise RagdiagError(f"cutoffs must be >= 1, got k={k}, recall_k={recall_k}")
+    table = _ir_measures_for(k, recall_k)
+    names = tuple(table)
+    qrels_clean: dict[str, dict[str, int]] = {}
+    for qid, judgments in qrels.items():
+        judged = {str(doc): int(g) for doc, g in judgments.items()}
+        if any(g >= 1 for g in judged.values()):
+            qrels_clean[str(qid)] = judged
+    run_scores: dict[str, dict[str, float]] = {}
+    for qid, ranked in run.items():
+        qid = str(qid)
+        if qid in qrels_clean and ranked:
+            if isinstance(ranked, str):
+                raise RagdiagError(f"run for {qid!r} must be a list of keys, got a string")
+            run_scores[qid] = run_to_scores(ranked)
+
+    per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
+    if run_scores:
+        import ir_measures
+
+        by_measure = {measure: name for name, measure in table.items()}
+        for metric in ir_measures.iter_calc(list(table.values()), qrels_clean, run_scores):
+            if metric.query_id in per_query:
+                per_query[metric.query_id][by_measure[metric.measure]] = float(metric.value)
+    missing = tuple(q for q in qrels_clean if q not in run_scores)
+    return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
+                      recall_k=recall_k, name=name, missing=missing, measures=names)
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired comparison of one metric between evaluations `a` and `b` (delta = b - a)."""
+
+    metric: str
+    deltas: dict[str, float]
+    a_mean: float
+    b_mean: float
+    mean_delta: float
+    wins: int
+    ties: int
+    losses: int
+    p_ttest: float
+    p_wilcoxon: float
+    a_name: str = ""
+    b_name: str = ""
+    only_in_a: tuple[str, ...] = ()
+    only_in_b: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.deltas)
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """True when the paired t-test p-value is below `alpha` (False when undefined)."""
+        return not math.isnan(self.p_ttest) and self.p_ttest < alpha
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "a": self.a_name, "b": self.b_name, "n": self.n,
+                "a_mean": self.a_mean, "b_mean": self.b_mean, "mean_delta": self.mean_delta,
+                "wins": self.wins, "ties": self.ties, "losses": self.losses,
+                "p_ttest": self.p_ttest, "p_wilcoxon": self.p_wilcoxon,
+                "significant": self.significant(), "deltas": dict(self.deltas),
+                "only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b)}
+
+    def __repr__(self) -> str:
+        names = f"{self.b_name or 'b'} vs {self.a_name or 'a'}"
+        return (f"Comparison({self.metric}, {names}: n={self.n}, mean delta {self.mean_delta:+.4f}, "
+                f"{self.wins} wins / {self.ties} ties / {self.losses} losses, "
+                f"p(t)={self.p_ttest:.4g}, p(wilcoxon)={self.p_wilcoxon:.4g})")
+
+
+def compare(a: Evaluation, b: Evaluation, metric: str = NDCG_10) -> Comparison:
+    """Per-query deltas (b - a) of `metric` over the queries both evaluated.
+
+    A win is delta > 1e-9, a loss delta < -1e-9, the rest ties. p-values: paired
+    t-test (`scipy.stats.ttest_rel`) and Wilcoxon signed-rank (`scipy.stats.wilcoxon`,
+    zero differences dropped). When every delta is zero both p-values are 1.0;
+    with fewer than two shared queries, or non-zero deltas that are all equal
+    (zero variance, within 1e-9), the t-test p-value is NaN and nothing is significant.
+    """
+    for ev, label in ((a, "a"), (b, "b")):
+        if metric not in ev.measures:
+            raise RagdiagError(f"evaluation {ev.name or label!r} has no metric {metric!r}; "
+                               f"it has {', '.join(ev.measures)}")
+    shared = [q for q in a.per_query if q in b.per_query]
+    deltas = {q: b.per_query[q][metric] - a.per_query[q][metric] for q in shared}
+    values = list(deltas.values())
+    wins = sum(d > TIE_EPS for d in values)
+    losses = sum(d < -TIE_EPS for d in values)
+    n = len(values)
+    p_t, p_w = _paired_pvalues([a.per_query[q][metric] for q in shared],
+                               [b.per_query[q][metric] for q in shared])
+    return Comparison(
+        metric=metric, deltas=deltas,
+        a_mean=sum(a.per_query[q][metric] for q in shared) / n if n else math.nan,
+        b_mean=sum(b.per_query[q][metric] for q in shared) / n if n else math.nan,
+        mean_delta=sum(values) / n if n else math.nan,
+        wins=wins, ties=n - wins - losses, losses=losses, p_ttest=p_t, p_wilcoxon=p_w,
+        a_name=a.name, b_name=b.name,
+        only_in_a=tuple(q for q in a.per_query if q not in b.per_query),
+        only_in_b=tuple(q for q in b.per_query if q not in a.per_query))
+
+
+def _paired_pvalues(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    from scipy.stats import ttest_rel, wilcoxon
+
+    diffs = [y - x for x, y in zip(xs, ys, strict=True)]
+    if diffs and all(abs(d) < TIE_EPS for d in diffs):
+        return 1.0, 1.0
+    if len(diffs) < 2:
+        return math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if max(diffs) - min(diffs) < TIE_EPS:
+            # zero variance (up to float noise): the t statistic is undefined
+            p_t = math.nan
+        else:
+            p_t = float(ttest_rel(ys, xs).pvalue)
+        try:
+            # float noise below the tie threshold is a tie (a zero difference), as in the counts
+            p_w = float(wilcoxon([0.0 if abs(d) < TIE_EPS else d for d in diffs]).pvalue)
+        except ValueError:
+            p_w = math.nan
+    return p_t, p_w
+
+
+def roc_auc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
+    """Area under the ROC curve: P(score of a positive > score of a negative), ties count half.
+
+    Computed as Mann-Whitney U / (n_pos * n_neg) with scipy; NaN when a side is empty.
+    """
+    if len(scores_pos) == 0 or len(scores_neg) == 0:
+        return math.nan
+    from scipy.stats import mannwhitneyu
+
+    u = mannwhitneyu(list(scores_pos), list(scores_neg), alternative="two-sided").statistic
+    return float(u) / (len(scores_pos) * len(scores_neg))
