@@ -1,0 +1,588 @@
+"""Findings: what a check says, with its evidence, and the audit result that collects them.
+
+Every check returns one `Finding`. An audit collects them in an `AuditResult`,
+which renders itself in a notebook, writes JSON for scripts and CI, and turns
+into an exit code.
+
+Statuses and their order
+------------------------
+``pass``, ``warn``, ``fail``, ``skipped``, ``error``. "Worst of" uses this
+severity order, highest first::
+
+    fail > error > warn > skipped > pass
+
+``fail`` is a confirmed problem. ``error`` means the check could not finish (a
+crash, a failed request budget): it ranks above ``warn`` because nothing can be
+concluded, but below ``fail`` because nothing was proven either. ``skipped``
+(an input was missing) ranks above ``pass`` so a skipped check is never
+mistaken for a clean bill of health. For exit codes ``error`` counts as
+``fail`` (see `AuditResult.exit_code`).
+
+Values are normalised when a finding is built: numpy scalars become Python
+numbers, NaN and infinities become ``None`` ("not measured"), lists become
+tuples. A finding is therefore JSON-safe by construction and
+``Finding.from_dict(f.to_dict()) == f`` holds.
+
+JSON schema (``AuditResult.to_dict()`` / ``to_json()``)
+-------------------------------------------------------
+Scripts and CI may rely on this shape; ``schema_version`` changes when it
+changes incompatibly. Keys may be added without a version change.
+
+.. code-block:: text
+
+    {
+      "schema_version": 1,
+      "ragdiag_version": "0.1.0",
+      "meta": {...},                      # free-form, JSON-safe: target, profiles, config, timings
+      "summary": {"pass": 3, "warn": 2, "fail": 1, "skipped": 4, "error": 0},  # every status, zeros included
+      "worst": "fail",                    # worst status over all findings ("pass" if there are none)
+      "findings": [
+        {
+          "check_id": "pool_size",
+          "status": "fail",               # one of pass | warn | fail | skipped | error
+          "headline": "2 of 5 semantic profiles configure a pool below 50 candidates.",
+          "title": "Post-filter candidate pool",       # may be ""
+          "question": "Does the fused candidate pool reach ...?",  # may be ""
+          "metrics": {"name": 12.5, "other": null, "label": "text"},  # number | string | bool | null
+          "evidence": [
+            {"title": "Profiles below the window",
+             "columns": ["profile", "k", "max_text_recall_size", "pool"],
+             "rows": [["definition", 20, 20, 40]],     # each row has len(columns) cells
+             "note": ""}
+          ],
+          "recommendations": ["Set k to 50 on profile 'definition'."],
+          "incomplete": {"failed_requests": 3, "requests": 120},  # {} when complete
+          "skipped_reason": "",           # non-empty when status is "skipped"
+          "figures": ["pool_size_histogram"]  # figure names or file paths the report shows
+        }
+      ]
+    }
+
+Evidence cells are numbers, strings, booleans, null, or lists/objects of
+those.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import ConfigError, InputDataError
+
+__all__ = [
+    "STATUSES",
+    "SEVERITY",
+    "FAIL_ON",
+    "SCHEMA_VERSION",
+    "worst",
+    "Evidence",
+    "Finding",
+    "AuditResult",
+]
+
+STATUSES: tuple[str, ...] = ("pass", "warn", "fail", "skipped", "error")
+#: Severity rank per status; higher is worse. See the module docstring.
+SEVERITY: Mapping[str, int] = {"pass": 0, "skipped": 1, "warn": 2, "error": 3, "fail": 4}
+#: Valid values of `AuditResult.exit_code(fail_on=...)`.
+FAIL_ON: tuple[str, ...] = ("warn", "fail", "never")
+SCHEMA_VERSION = 1
+
+HTML_MAX_ROWS = 50
+
+_BADGE_COLOURS = {
+    "pass": "#1a7f37",
+    "warn": "#9a6700",
+    "fail": "#cf222e",
+    "skipped": "#6e7781",
+    "error": "#8250df",
+}
+
+
+def worst(statuses: Iterable[str]) -> str:
+    """The most severe status of `statuses` (``fail > error > warn > skipped > pass``).
+
+    An empty iterable gives ``"pass"``: nothing was found wrong.
+    """
+    result = "pass"
+    for status in statuses:
+        _check_status(status)
+        if SEVERITY[status] > SEVERITY[result]:
+            result = status
+    return result
+
+
+def _check_status(status: object) -> None:
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
+
+
+# ---------------------------------------------------------------------------
+# JSON-safe normalisation
+
+
+def _scalar(value: Any, where: str) -> Any:
+    """Normalise one scalar: numpy -> Python, NaN/inf/NA -> None; reject non-scalars."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str(value)  # also turns numpy.str_ into str
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas.NA, pandas.NaT
+        return None
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return _scalar(value.item(), where)  # numpy scalars and 0-d arrays
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    raise TypeError(f"{where}: expected a number, string, bool or None, "
+                    f"got {type(value).__name__} {value!r}")
+
+
+def _cell(value: Any, where: str) -> Any:
+    """Normalise an evidence cell: a scalar, a sequence of cells (-> tuple) or a mapping."""
+    if isinstance(value, Mapping):
+        return {str(k): _cell(v, where) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return tuple(_cell(v, where) for v in items)
+    if type(value).__name__ in ("NAType", "NaTType"):  # pandas.NA, pandas.NaT
+        return None
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        converted = value.tolist()  # arrays -> lists, scalars -> Python scalars
+        return _cell(converted, where) if converted is not value else _scalar(value, where)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "isoformat") and not isinstance(value, numbers.Number):  # date, datetime
+        return value.isoformat()
+    return _scalar(value, where)
+
+
+def _jsonable(value: Any) -> Any:
+    """Tuples -> lists, recursively; everything else as is (already normalised)."""
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _meta(value: Any, where: str) -> Any:
+    """Normalise free-form metadata to plain JSON types (sequences become lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _meta(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_meta(v, where) for v in value]
+    return _jsonable(_cell(value, where))
+
+
+def _text_tuple(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    out = tuple(value)
+    for item in out:
+        if not isinstance(item, str):
+            raise TypeError(f"{where}: expected strings, got {type(item).__name__} {item!r}")
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, tuple):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def _esc(value: Any) -> str:
+    return html.escape(_fmt(value))
+
+
+def _badge(status: str) -> str:
+    colour = _BADGE_COLOURS.get(status, "#6e7781")
+    return (f'<span style="background:{colour};color:#fff;border-radius:3px;padding:1px 6px;'
+            f'font-weight:bold;font-size:90%">{html.escape(status.upper())}</span>')
+
+
+# ---------------------------------------------------------------------------
+# Evidence
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A small table that backs a finding: queries, documents, profiles, file:line references.
+
+    `rows` is a tuple of rows, each with one cell per column. Cells are
+    normalised like metrics (numpy -> Python, NaN -> None); list cells become
+    tuples.
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        columns = _text_tuple(self.columns, f"evidence {self.title!r} columns")
+        rows = []
+        for i, row in enumerate(self.rows):
+            if isinstance(row, str | bytes | Mapping):
+                raise TypeError(f"evidence {self.title!r}: row {i} must be a sequence of cells, "
+                                f"got {type(row).__name__}")
+            row = tuple(row)
+            if len(row) != len(columns):
+                raise ValueError(f"evidence {self.title!r}: row {i} has {len(row)} cells, "
+                                 f"expected {len(columns)} (columns {', '.join(columns)})")
+            rows.append(tuple(_cell(v, f"evidence {self.title!r} row {i}") for v in row))
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "rows", tuple(rows))
+
+    @classmethod
+    def from_dataframe(cls, title: str, frame: Any, note: str = "") -> Evidence:
+        """Build evidence from a pandas DataFrame (index dropped; reset it first to keep it)."""
+        return cls(title=title, columns=tuple(str(c) for c in frame.columns),
+                   rows=tuple(tuple(r) for r in frame.itertuples(index=False, name=None)), note=note)
+
+    @classmethod
+    def from_records(cls, title: str, records: Sequence[Mapping[str, Any]], *,
+                     columns: Sequence[str] | None = None, note: str = "") -> Evidence:
+        """Build evidence from dicts; columns default to the keys in first-seen order."""
+        if columns is None:
+            seen: dict[str, None] = {}
+            for rec in records:
+                seen.update(dict.fromkeys(rec))
+            columns = list(seen)
+        return cls(title=title, columns=tuple(columns),
+                   rows=tuple(tuple(rec.get(c) for c in columns) for rec in records), note=note)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "columns": list(self.columns),
+                "rows": [_jsonable(list(r)) for r in self.rows], "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
+        try:
+            return cls(title=data["title"], columns=tuple(data["columns"]),
+                       rows=tuple(tuple(r) for r in data.get("rows", ())), note=data.get("note", ""))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputDataError(f"invalid evidence {dict(data).get('title')!r}: {exc}; expected "
+                                 "an object with 'title', 'columns', 'rows' and optional 'note'") from exc
+
+    def to_dataframe(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([list(r) for r in self.rows], columns=list(self.columns))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        return f"Evidence({self.title!r}, {len(self.rows)} rows x {len(self.columns)} columns)"
+
+    def _repr_html_(self, max_rows: int = HTML_MAX_ROWS) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{_esc(v)}</td>" for v in row) + "</tr>"
+                       for row in self.rows[:max_rows])
+        parts = [f"<div><b>{html.escape(self.title)}</b>"]
+        if self.note:
+            parts.append(f"<br><i>{html.escape(self.note)}</i>")
+        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        if len(self.rows) > max_rows:
+            parts.append(f"<p>… {len(self.rows) - max_rows} more rows</p>")
+        if not self.rows:
+            parts.append("<p>(no rows)</p>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# Finding
+
+_FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
+                 "title", "question", "incomplete", "skipped_reason", "figures")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The result of one check: status, a one-sentence headline, metrics, evidence, fixes.
+
+    `incomplete` counts what could not be run (e.g. ``{"failed_requests": 3,
+    "requests": 120}``); an empty mapping means the check saw everything it
+    asked for. `figures` names the figures the report shows for this finding.
+    """
+
+    check_id: str
+    status: str
+    headline: str
+    metrics: Mapping[str, float | int | str | None] = field(default_factory=dict)
+    evidence: tuple[Evidence, ...] = ()
+    recommendations: tuple[str, ...] = ()
+    title: str = ""
+    question: str = ""
+    incomplete: Mapping[str, int] = field(default_factory=dict)
+    skipped_reason: str = ""
+    figures: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.check_id, str) or not self.check_id:
+            raise ValueError(f"finding check_id must be a non-empty string, got {self.check_id!r}")
+        _check_status(self.status)
+        where = f"finding {self.check_id!r}"
+        metrics = {}
+        for key, value in dict(self.metrics).items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: metric names must be strings, got {key!r}")
+            metrics[key] = _scalar(value, f"{where} metric {key!r}")
+        incomplete = {}
+        for key, value in dict(self.incomplete).items():
+            v = _scalar(value, f"{where} incomplete {key!r}")
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{where}: incomplete counts must be integers, got {key}={value!r}")
+            incomplete[str(key)] = v
+        evidence = tuple(self.evidence) if not isinstance(self.evidence, Evidence) else (self.evidence,)
+        for ev in evidence:
+            if not isinstance(ev, Evidence):
+                raise TypeError(f"{where}: evidence must be Evidence objects, got {type(ev).__name__}")
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "incomplete", incomplete)
+        object.__setattr__(self, "evidence", evidence)
+        object.__setattr__(self, "recommendations", _text_tuple(self.recommendations, f"{where} recommendations"))
+        object.__setattr__(self, "figures", _text_tuple(self.figures, f"{where} figures"))
+
+    # -- constructors -------------------------------------------------------
+
+    @classmethod
+    def skipped(cls, check_id: str, reason: str, *, what_to_supply: str = "", title: str = "",
+                question: str = "") -> Finding:
+        """A check that did not run because an input is missing; says what to supply."""
+        recs = (f"To run this check, supply {what_to_supply}.",) if what_to_supply else ()
+        return cls(check_id=check_id, status="skipped", headline=f"Skipped: {reason}",
+                   recommendations=recs, title=title, question=question, skipped_reason=reason)
+
+    @classmethod
+    def not_implemented(cls, check_id: str, *, title: str = "", question: str = "") -> Finding:
+        """The placeholder result for a check that has a spec but no implementation."""
+        return cls.skipped(check_id, "not implemented yet", title=title, question=question)
+
+    @classmethod
+    def errored(cls, check_id: str, message: str, *, title: str = "", question: str = "",
+                incomplete: Mapping[str, int] | None = None) -> Finding:
+        """A check that could not finish: a crash or too many failed requests."""
+        return cls(check_id=check_id, status="error", headline=f"Error: {message}", title=title,
+                   question=question, incomplete=incomplete or {})
+
+    # -- serialisation ------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict in the documented schema (tuples become lists)."""
+        return {
+            "check_id": self.check_id,
+            "status": self.status,
+            "headline": self.headline,
+            "title": self.title,
+            "question": self.question,
+            "metrics": dict(self.metrics),
+            "evidence": [ev.to_dict() for ev in self.evidence],
+            "recommendations": list(self.recommendations),
+            "incomplete": dict(self.incomplete),
+            "skipped_reason": self.skipped_reason,
+            "figures": list(self.figures),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Finding:
+        """Inverse of `to_dict`; unknown keys are ignored (newer files stay readable)."""
+        if not isinstance(data, Mapping):
+            raise InputDataError(f"a finding must be a JSON object, got {type(data).__name__}")
+        missing = [k for k in ("check_id", "status", "headline") if k not in data]
+        if missing:
+            raise InputDataError(f"finding {data.get('check_id', '?')!r} lacks {', '.join(missing)}; "
+                                 f"expected keys: {', '.join(_FINDING_KEYS)}")
+        try:
+            return cls(
+                check_id=data["check_id"], status=data["status"], headline=data["headline"],
+                metrics=data.get("metrics") or {},
+                evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence") or ()),
+                recommendations=tuple(data.get("recommendations") or ()),
+                title=data.get("title", ""), question=data.get("question", ""),
+                incomplete=data.get("incomplete") or {},
+                skipped_reason=data.get("skipped_reason", ""),
+                figures=tuple(data.get("figures") or ()),
+            )
+        except (TypeError, ValueError) as exc:
+            raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
+
+    def metrics_dataframe(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame({"metric": list(self.metrics), "value": list(self.metrics.values())})
+
+    # -- display ------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        headline = " ".join(self.headline.split())
+        return f"<Finding {self.check_id} [{self.status}] {headline}>"
+
+    def _repr_html_(self) -> str:
+        parts = ['<div class="ragdiag-finding" style="margin:0.5em 0">']
+        title = self.title or self.check_id
+        parts.append(f"<div>{_badge(self.status)} <b>{html.escape(title)}</b> "
+                     f"<code>{html.escape(self.check_id)}</code></div>")
+        if self.question:
+            parts.append(f"<div><i>{html.escape(self.question)}</i></div>")
+        parts.append(f"<p>{html.escape(self.headline)}</p>")
+        if self.incomplete:
+            counts = ", ".join(f"{html.escape(k)} = {v}" for k, v in self.incomplete.items())
+            parts.append(f"<p><b>Incomplete:</b> {counts}</p>")
+        if self.metrics:
+            rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{_esc(v)}</td></tr>"
+                           for k, v in self.metrics.items())
+            parts.append("<table><thead><tr><th>metric</th><th>value</th></tr></thead>"
+                         f"<tbody>{rows}</tbody></table>")
+        for ev in self.evidence:
+            parts.append(ev._repr_html_())
+        if self.recommendations:
+            items = "".join(f"<li>{html.escape(r)}</li>" for r in self.recommendations)
+            parts.append(f"<div><b>Recommendations</b><ul>{items}</ul></div>")
+        if self.figures:
+            parts.append("<div><b>Figures:</b> " + ", ".join(html.escape(f) for f in self.figures) + "</div>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# AuditResult
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """All findings of one audit plus free-form metadata (target, profiles, timings)."""
+
+    findings: tuple[Finding, ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        findings = tuple(self.findings)
+        for f in findings:
+            if not isinstance(f, Finding):
+                raise TypeError(f"an audit result holds Finding objects, got {type(f).__name__}")
+        object.__setattr__(self, "findings", findings)
+        object.__setattr__(self, "meta", _meta(dict(self.meta), "meta"))
+
+    def __iter__(self):
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def __getitem__(self, check_id: str) -> Finding:
+        for f in self.findings:
+            if f.check_id == check_id:
+                return f
+        ids = ", ".join(f.check_id for f in self.findings) or "(none)"
+        raise KeyError(f"no finding for check {check_id!r}; findings: {ids}")
+
+    def status_counts(self) -> dict[str, int]:
+        """Count per status, every status present (zeros included), in `STATUSES` order."""
+        counts = dict.fromkeys(STATUSES, 0)
+        for f in self.findings:
+            counts[f.status] += 1
+        return counts
+
+    def worst(self) -> str:
+        return worst(f.status for f in self.findings)
+
+    def exit_code(self, fail_on: str = "fail") -> int:
+        """1 if any finding is at or above `fail_on`, else 0.
+
+        ``"warn"``: warn, error or fail give 1. ``"fail"``: fail or error give 1
+        (an error means the audit could not vouch for that check). ``"never"``: 0.
+        """
+        if fail_on not in FAIL_ON:
+            raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}",
+                              key="fail_on")
+        if fail_on == "never":
+            return 0
+        threshold = SEVERITY["warn"] if fail_on == "warn" else SEVERITY["error"]
+        return int(any(SEVERITY[f.status] >= threshold for f in self.findings))
+
+    def to_dict(self) -> dict[str, Any]:
+        from ragdiag import __version__
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "ragdiag_version": __version__,
+            "meta": _jsonable(self.meta),
+            "summary": self.status_counts(),
+            "worst": self.worst(),
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AuditResult:
+        """Read back a `to_dict` result; `summary` and `worst` are recomputed, not trusted."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("findings"), list):
+            raise InputDataError("an audit result must be a JSON object with a 'findings' list")
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise InputDataError(f"audit result schema_version {version!r} is not supported; "
+                                 f"this ragdiag reads version {SCHEMA_VERSION}")
+        return cls(findings=tuple(Finding.from_dict(f) for f in data["findings"]),
+                   meta=data.get("meta") or {})
+
+    def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
+        """The JSON text; also written to `path` (UTF-8, parent folders created) when given."""
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+        if path is not None:
+            p = Path(path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> AuditResult:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InputDataError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from exc
+        try:
+            return cls.from_dict(data)
+        except InputDataError as exc:
+            raise InputDataError(str(exc), path=str(p)) from exc
+
+    def to_dataframe(self) -> Any:
+        """One row per finding: check_id, status, title, headline."""
+        import pandas as pd
+
+        return pd.DataFrame([{"check_id": f.check_id, "status": f.status, "title": f.title,
+                              "headline": f.headline} for f in self.findings],
+                            columns=["check_id", "status", "title", "headline"])
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{s} {n}" for s, n in self.status_counts().items() if n)
+        return f"<AuditResult {len(self.findings)} findings ({counts or 'none'}); worst: {self.worst()}>"
+
+    def _repr_html_(self) -> str:
+        counts = " ".join(f"{_badge(s)} {n}" for s, n in self.status_counts().items() if n)
+        rows = "".join(
+            f"<tr><td>{_badge(f.status)}</td><td><code>{html.escape(f.check_id)}</code></td>"
+            f"<td>{html.escape(f.title)}</td><td>{html.escape(f.headline)}</td></tr>"
+            for f in self.findings)
+        details = "".join(
+            f"<details><summary>{html.escape(f.check_id)}: {html.escape(f.status)}</summary>"
+            f"{f._repr_html_()}</details>" for f in self.findings)
+        return (f'<div class="ragdiag-audit"><p><b>Audit:</b> {len(self.findings)} findings; '
+                f"worst {_badge(self.worst())} &nbsp; {counts}</p>"
+                "<table><thead><tr><th>status</th><th>check</th><th>title</th><th>headline</th>"
+                f"</tr></thead><tbody>{rows}</tbody></table>{details}</div>")
