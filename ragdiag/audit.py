@@ -16,7 +16,7 @@ from typing import Any
 
 from ragdiag import __version__
 from ragdiag.config import AuditConfig, load_config
-from ragdiag.errors import ConfigError, RagdiagError
+from ragdiag.errors import ConfigError
 from ragdiag.model import SearchRequest, Trace
 from ragdiag.probes import BASELINE, Probe
 from ragdiag.runner import Failure, Runner
@@ -105,12 +105,39 @@ class AuditContext:
             self._scan = scan_path(self.client_code)
         return self._scan
 
+    # ---- the question set ----------------------------------------------------------
+    def question_cases(self) -> list[Any]:
+        """Questions for runtime checks: the goldset's cases, else the query log's distinct
+        questions (with the logged user and route), else none."""
+        if self.goldset is not None:
+            return list(self.goldset)
+        if self.query_log is None:
+            return []
+        from ragdiag.goldset import GoldCase
+        from ragdiag.routing import INTENTS
+
+        seen: dict[str, Any] = {}
+        for i, e in enumerate(self.query_log.entries):
+            key = " ".join(e.question.lower().split())
+            if key in seen:
+                continue
+            user = e.user if e.user in self.identities else None
+            seen[key] = GoldCase(id=f"log-{i + 1:05d}", question=e.question, intent=e.route if e.route in INTENTS else "unknown",
+                                 as_user=user)
+        return list(seen.values())
+
+    @property
+    def question_source(self) -> str:
+        if self.goldset is not None:
+            return "goldset"
+        return "query log" if self.query_log is not None else "none"
+
     # ---- goldset execution -----------------------------------------------------
     def gold_queries(self, policy: Any, *, profile: str | None = None, cases: Sequence[Any] | None = None,
                      probe: Probe = BASELINE) -> list[GoldQuery]:
         """Requests for goldset cases: routed by the case's intent, or all through `profile`."""
         out = []
-        for case in cases if cases is not None else self.goldset:
+        for case in cases if cases is not None else self.question_cases():
             ident = self.identity(case.as_user)
             intent = case.intent
             if profile is not None:
@@ -119,9 +146,11 @@ class AuditContext:
                                  entities=self.entities(case.question))
                 name = profile
             else:
-                route, req = policy.request_for(case.question, ident, intent=intent,
+                known = intent if intent and intent != "unknown" else None
+                route, req = policy.request_for(case.question, ident, intent=known,
                                                 entities=self.entities(case.question))
-                name = route.profile
+                name = route.profile_name
+                intent = route.intent
             out.append(GoldQuery(case, intent, name, probe.apply(req)))
         return out
 
@@ -166,7 +195,7 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
     raise ConfigError(f"unknown target kind {t.kind!r}")
 
 
-def _entity_matcher(target: Any) -> Callable[[str], Sequence[str]]:
+def entity_matcher(target: Any) -> Callable[[str], Sequence[str]]:
     """Entity keys mentioned in a question, from an `entities.json` lexicon next to the sample."""
     lex_path = None
     try:
@@ -220,7 +249,7 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
-                        entities=_entity_matcher(target) if config.target.kind == "sample" else None,
+                        entities=entity_matcher(target) if config.target.kind == "sample" else None,
                         log=log, budgets=dict(config.budgets))
 
 
@@ -228,8 +257,8 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
                checklist_dir: Path | None = None, on_check: Callable[[str], None] | None = None) -> Any:
     """Run the registered checks (or the named subset) and collect an `AuditResult`."""
     from ragdiag.checklist import default_checklist_dir, load_checklist
-    from ragdiag.checks import get
-    from ragdiag.findings import AuditResult, Finding
+    from ragdiag.checks import resolve, run_check
+    from ragdiag.findings import AuditResult
 
     folder = checklist_dir or (ctx.config.checklist if ctx.config and ctx.config.checklist else None) \
         or default_checklist_dir()
@@ -242,15 +271,9 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     for cid in ids:
         if on_check:
             on_check(cid)
-        check = get(cid)
         spec = specs[cid]
-        try:
-            finding = check.run(ctx, spec)
-        except RagdiagError as exc:
-            finding = Finding(check_id=cid, status="error", headline=f"the check could not run: {exc}",
-                              metrics={})
-        finding = _with_texts(finding, spec, ctx.lang)
-        findings.append(finding)
+        finding = run_check(resolve(spec), ctx, spec)
+        findings.append(_with_texts(finding, spec, ctx.lang))
     meta = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "ragdiag_version": __version__,
@@ -266,8 +289,7 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
 def _with_texts(finding: Any, spec: Any, lang: str) -> Any:
     from dataclasses import replace
 
-    return replace(finding, title=finding.title or spec.text("title", lang),
-                   question=finding.question or spec.text("question", lang))
+    return replace(finding, title=spec.text("title", lang), question=spec.text("question", lang))
 
 
 def run_audit(config_path: str | Path | None = None, *, checks: Sequence[str] | None = None,

@@ -39,6 +39,30 @@ def cmd_sample_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sample_querylog(args: argparse.Namespace) -> int:
+    """Regenerate the sample query logs by running each policy over the question mix."""
+    import yaml
+
+    from ragdiag.audit import entity_matcher
+    from ragdiag.profiles import Identity, load_policy
+    from ragdiag.querylog_sim import SAMPLE_CASCADES, SAMPLE_INTENT_WEIGHTS, simulate, write_jsonl
+    from ragdiag.sample.schema import SAMPLE_IDENTITIES
+    from ragdiag.sample_system import open_sample_target, sample_dir
+
+    base = sample_dir()
+    target = open_sample_target("structured", log=_log)
+    cases = yaml.safe_load((base / "goldset.yaml").read_text(encoding="utf-8"))
+    identities = {u: Identity(u, tuple(g)) for u, g in SAMPLE_IDENTITIES.items()}
+    for name, out, cascades in (("misconfigured", "query_log.jsonl", SAMPLE_CASCADES),
+                                ("tuned", "query_log_tuned.jsonl", ())):
+        policy = load_policy(base / "profiles" / f"{name}.toml")
+        entries = simulate(target, policy, cases, identities, n=args.n, intent_weights=SAMPLE_INTENT_WEIGHTS,
+                           cascades=cascades, entities=entity_matcher(target))
+        write_jsonl(entries, base / out)
+        _console().print(f"{out}: {len(entries)} entries ({name} policy)")
+    return 0
+
+
 def cmd_sample_ask(args: argparse.Namespace) -> int:
     """Answer the sample goldset's questions through the local target (a readable summary)."""
     import yaml
@@ -135,6 +159,68 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- audit -----------------------------------------------------------------------
+_STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error": "red", "skipped": "dim"}
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ragdiag.audit import build_context, run_checks
+    from ragdiag.config import load_config
+    from ragdiag.sample_system import sample_dir
+
+    path = Path(args.config) if args.config else sample_dir() / "audit.toml"
+    config = load_config(path)
+    con = _console()
+    err = _console(stderr=True)
+    ctx = build_context(config, log=_log, progress=not args.quiet)
+    if args.lang:
+        ctx.lang = args.lang
+    checks = [c.strip() for c in args.checks.split(",")] if args.checks else None
+    result = run_checks(ctx, checks=checks,
+                        on_check=None if args.quiet else (lambda cid: err.print(f"[dim]running {cid}[/dim]")))
+    table = Table(title=f"ragdiag audit: {config.name} ({getattr(ctx.target, 'name', '')}, "
+                        f"policy {getattr(ctx.policy, 'name', '-')})")
+    table.add_column("#", justify="right")
+    table.add_column("check")
+    table.add_column("status")
+    table.add_column("finding", max_width=70)
+    table.add_column("top recommendation", max_width=50)
+    for i, f in enumerate(result.findings, 1):
+        style = _STATUS_STYLE.get(f.status, "")
+        table.add_row(str(i), f.check_id, f"[{style}]{f.status}[/{style}]", f.headline,
+                      f.recommendations[0] if f.recommendations else "")
+    con.print(table)
+    counts = result.status_counts()
+    con.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    stats = ctx.runner.stats
+    con.print(f"requests sent {stats.sent}, answered from cache {stats.memory_hits + stats.disk_hits}, "
+              f"failed {stats.failed}, over budget {stats.over_budget}")
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result.to_json(out)
+        con.print(f"findings written to {out}")
+    return result.exit_code(args.fail_on)
+
+
+def cmd_checks_list(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ragdiag.checklist import default_checklist_dir, load_checklist
+    from ragdiag.checks import CHECKS_TABLE_COLUMNS, checks_table
+
+    specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
+    table = Table(title="ragdiag checklist")
+    for col in CHECKS_TABLE_COLUMNS:
+        table.add_column(col, max_width=60 if col == "question" else None)
+    for row in checks_table(specs, lang=args.lang):
+        table.add_row(*[str(x) for x in row])
+    _console().print(table)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
@@ -145,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     b = ssub.add_parser("build", help="regenerate sample_data/ deterministically")
     b.add_argument("--out", help="output folder (default: sample_data/)")
     b.set_defaults(func=cmd_sample_build)
+    ql = ssub.add_parser("querylog", help="regenerate the sample query logs (runs each policy)")
+    ql.add_argument("-n", type=int, default=1200, help="user questions per log (default 1200)")
+    ql.set_defaults(func=cmd_sample_querylog)
     a = ssub.add_parser("ask", help="answer the sample questions through the local target")
     a.add_argument("--variant", default="structured", choices=("structured", "naive"))
     a.add_argument("--per-intent", type=int, default=3, help="questions per intent (default 3)")
@@ -158,6 +247,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--variant", default="structured", choices=("structured", "naive"))
     s.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     s.set_defaults(func=cmd_search)
+
+    au = sub.add_parser("audit", help="run the checklist (default: the embedded sample system)")
+    au.add_argument("config", nargs="?", help="audit config TOML (default: sample_data/audit.toml)")
+    au.add_argument("--json", metavar="PATH", help="write all findings as JSON")
+    au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="never",
+                    help="exit 1 when a check is at or above this status (for CI gates)")
+    au.add_argument("--checks", help="comma-separated check ids to run (default: all)")
+    au.add_argument("--lang", choices=("en", "de"), help="language of titles and questions")
+    au.add_argument("--quiet", action="store_true", help="no progress output")
+    au.set_defaults(func=cmd_audit)
+
+    ch = sub.add_parser("checks", help="the checklist")
+    chs = ch.add_subparsers(dest="checks_command", required=True)
+    cl = chs.add_parser("list", help="list the checks, their questions and whether they are implemented")
+    cl.add_argument("--checklist", help="checklist folder (default: checks/)")
+    cl.add_argument("--lang", choices=("en", "de"), default="en")
+    cl.set_defaults(func=cmd_checks_list)
     return p
 
 

@@ -124,6 +124,11 @@ def _split_channels(r: SearchRequest, keyword: str, vector: str, semantic: str,
     return tuple(out)
 
 
+def _with_filter_mode(r: SearchRequest, mode: str) -> SearchRequest:
+    """The same request with another vector filter mode (preFilter, postFilter, strictPostFilter)."""
+    return replace(r, vector_filter_mode=mode)
+
+
 def _vector_fields(r: SearchRequest, fields: tuple[str, ...]) -> SearchRequest:
     """Every vector query searching `fields` instead."""
     return replace(r, vector_queries=tuple(replace(vq, fields=tuple(fields)) for vq in r.vector_queries))
@@ -152,6 +157,7 @@ _PROBES = {
     "pool": _pool_probe,
     "split_channels": _split_channels,
     "vector_fields": _vector_fields,
+    "with_filter_mode": _with_filter_mode,
     "without_clause": _without_identity,
 }
 
@@ -193,9 +199,14 @@ def vector_fields(*fields: str) -> Probe:
     return Probe("vector_fields", (("fields", tuple(fields)),))
 
 
+def with_filter_mode(mode: str) -> Probe:
+    return Probe("with_filter_mode", (("mode", mode),))
+
+
 def available() -> tuple[str, ...]:
     return tuple(sorted(_PROBES))
 
 
 __all__ = ["Probe", "BASELINE", "drop_filter_clause", "text_only", "vector_only", "no_rerank",
-           "with_k", "with_top", "pool", "split_channels", "vector_fields", "available"]
+           "with_k", "with_top", "pool", "split_channels", "vector_fields", "with_filter_mode",
+           "available"]

@@ -105,7 +105,7 @@ def test_prerank_filters_roles():
         "quality": ("confidence", "quality", "score"),
         "recency": ("date", "updated", "valid", "created", "modified"),
         "source": ("source", "doc_type", "origin", "channel"),
-        "scope": ("tenant", "entity", "customer", "project"),
+        "scope": ("tenant", "entity", "customer", "project", "level", "citable", "language", "parent"),
     }
 
 

@@ -42,6 +42,8 @@ from ragdiag.schema import IndexSchema
 from ragdiag.scoring import document_boost, parse_scoring_parameters
 
 FORMAT_VERSION = 1
+# Bump when search semantics change, so cached traces of older code are never reused.
+SEMANTICS_VERSION = 1
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -286,6 +288,15 @@ class LocalTarget:
         return cls(index_dir, spec, recs, vecs, sem, bm25, embedder=embedder, reranker=reranker)
 
     # ---- Target protocol -----------------------------------------------------
+    def fingerprint(self) -> str:
+        """What the target would answer: index inputs, search semantics, reranker."""
+        try:
+            digest = json.loads((self.path / "manifest.json").read_text()).get("input_hash")
+        except (OSError, json.JSONDecodeError):
+            digest = None
+        reranker = getattr(self.reranker, "name", type(self.reranker).__name__)
+        return f"{self.name}:{digest}:semantics={SEMANTICS_VERSION}:reranker={reranker}"
+
     def schema(self) -> IndexSchema:
         return self._schema
 

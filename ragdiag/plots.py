@@ -1,0 +1,206 @@
+"""One figure function per check, drawn from the finding's own evidence tables.
+
+Figures are rebuilt from a `Finding` alone (also one loaded from JSON), so the
+report notebook and a CI artefact show the same picture. `figure(finding)`
+returns a matplotlib Figure or None when the finding carries nothing to draw.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+FigureFn = Callable[[Any], Any]
+_FIGURES: dict[str, FigureFn] = {}
+WINDOW = 50
+
+
+def figure_for(check_id: str) -> Callable[[FigureFn], FigureFn]:
+    def deco(fn: FigureFn) -> FigureFn:
+        _FIGURES[check_id] = fn
+        return fn
+    return deco
+
+
+def figure(finding: Any) -> Any:
+    """The figure of a finding, or None (skipped checks, no data)."""
+    fn = _FIGURES.get(finding.check_id)
+    if fn is None or finding.status == "skipped":
+        return None
+    return fn(finding)
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _table(finding: Any, title_start: str) -> Any:
+    for e in finding.evidence:
+        if e.title.startswith(title_start):
+            return e
+    return None
+
+
+def _num(x: Any) -> float | None:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+@figure_for("reranker_scores")
+def reranker_scores(finding: Any) -> Any:
+    ev = _table(finding, "Top-1 reranker score per question")
+    if ev is None or not ev.rows:
+        return None
+    by_profile: dict[str, list[float]] = defaultdict(list)
+    for _case, _intent, profile, score in ev.rows:
+        if _num(score) is not None:
+            by_profile[profile].append(float(score))
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    bins = [i / 4 for i in range(17)]
+    ax.hist(list(by_profile.values()), bins=bins, label=list(by_profile), stacked=True)
+    ax.axvline(2.0, color="black", linestyle="--", linewidth=1, label="somewhat relevant (2.0)")
+    ax.set_xlabel("top-1 reranker score (0-4)")
+    ax.set_ylabel("questions")
+    ax.set_title("Top-1 reranker scores per profile")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("pool_size")
+def pool_size(finding: Any) -> Any:
+    ev = _table(finding, "Pool size per question")
+    if ev is None or not ev.rows:
+        return None
+    by_profile: dict[str, list[int]] = defaultdict(list)
+    for _case, _intent, profile, size in ev.rows:
+        by_profile[profile].append(int(size))
+    names = sorted(by_profile)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.boxplot([[max(v, 1) for v in by_profile[n]] for n in names], tick_labels=names, showfliers=True)
+    ax.set_yscale("log")
+    ax.axhline(WINDOW, color="red", linestyle="--", linewidth=1, label="reranker window (50)")
+    ax.set_ylabel("candidates reaching fusion")
+    ax.set_title("Post-filter candidate pool per profile")
+    ax.tick_params(axis="x", rotation=30, labelsize=8)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("prerank_filters")
+def prerank_filters(finding: Any) -> Any:
+    ev = _table(finding, "Ablation per non-relevance clause")
+    if ev is None or not ev.rows:
+        return None
+    cols = list(ev.columns)
+    labels, with_r, without_r = [], [], []
+    for row in ev.rows:
+        r = dict(zip(cols, row, strict=True))
+        a, b = _num(r.get("recall@50 with")), _num(r.get("recall@50 without"))
+        if a is None or b is None:
+            continue
+        labels.append(f"{r['profile']}: {r['clause']}")
+        with_r.append(a)
+        without_r.append(b)
+    if not labels:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 0.6 + 0.6 * len(labels)))
+    y = range(len(labels))
+    ax.barh([i + 0.2 for i in y], without_r, height=0.4, label="without the clause")
+    ax.barh([i - 0.2 for i in y], with_r, height=0.4, label="with the clause")
+    ax.set_yticks(list(y), labels, fontsize=8)
+    ax.set_xlabel("recall@50")
+    ax.set_xlim(0, 1)
+    ax.set_title("Recall cost per pre-rerank filter clause")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("shared_query_text")
+def shared_query_text(finding: Any) -> Any:
+    ev = _table(finding, "Split-channel probe")
+    if ev is None or not ev.rows:
+        return None
+    names = [r[0] for r in ev.rows]
+    recall = [_num(r[1]) or 0 for r in ev.rows]
+    ndcg = [_num(r[2]) or 0 for r in ev.rows]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3))
+    x = range(len(names))
+    ax.bar([i - 0.2 for i in x], recall, width=0.4, label="recall@10")
+    ax.bar([i + 0.2 for i in x], ndcg, width=0.4, label="nDCG@10")
+    ax.set_xticks(list(x), names)
+    ax.set_ylim(0, 1)
+    ax.set_title("One shared text vs. separate channel texts")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("route_counts")
+def route_counts(finding: Any) -> Any:
+    traffic = _table(finding, "Traffic per route")
+    value = _table(finding, "Each route's profile against")
+    if traffic is None and value is None:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
+    if traffic is not None:
+        routes = [r[0] for r in traffic.rows]
+        shares = [r[1] for r in traffic.rows]
+        total = sum(shares) or 1
+        axes[0].bar(routes, [s / total for s in shares])
+        axes[0].axhline(0.02, color="red", linestyle="--", linewidth=1)
+        axes[0].set_title("traffic share per route")
+        axes[0].tick_params(axis="x", rotation=45, labelsize=7)
+    if value is not None:
+        routes = [r[0] for r in value.rows]
+        deltas = [_num(str(r[5]).replace("+", "")) or 0 for r in value.rows]
+        colors = ["tab:green" if r[-1] == "yes" else "tab:gray" for r in value.rows]
+        axes[1].bar(routes, deltas, color=colors)
+        axes[1].axhline(0, color="black", linewidth=0.8)
+        axes[1].set_title("nDCG@10 gain over best single profile (points)")
+        axes[1].tick_params(axis="x", rotation=45, labelsize=7)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("goldset")
+def goldset(finding: Any) -> Any:
+    ev = _table(finding, "Retrieval metrics of policy")
+    if ev is None:
+        return None
+    rows = [r for r in ev.rows if str(r[0]).startswith("intent ")]
+    if not rows:
+        return None
+    cols = list(ev.columns)
+    want = ("hit_rate@10", "recall@50", "ndcg@10")
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    width = 0.8 / len(want)
+    for j, m in enumerate(want):
+        idx = cols.index(m)
+        ax.bar([i + j * width for i in range(len(rows))], [_num(r[idx]) or 0 for r in rows], width=width, label=m)
+    ax.set_xticks([i + width for i in range(len(rows))], [str(r[0])[7:] for r in rows], rotation=30, fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title("Goldset metrics per intent")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def available() -> tuple[str, ...]:
+    return tuple(sorted(_FIGURES))
