@@ -22,6 +22,9 @@ from ragdiag.probes import BASELINE, Probe
 from ragdiag.runner import Failure, Runner
 
 
+EVAL_DEPTH = 50  # goldset questions are ranked this deep (recall@50), whatever the profile's top
+
+
 @dataclass(frozen=True)
 class GoldQuery:
     """One goldset case as the policy turns it into request(s)."""
@@ -151,6 +154,8 @@ class AuditContext:
                                                 entities=self.entities(case.question))
                 name = route.profile_name
                 intent = route.intent
+            # rank at least EVAL_DEPTH deep so recall@50 is measurable; users still see `top`
+            req = req.replace(top=max(req.top, EVAL_DEPTH))
             out.append(GoldQuery(case, intent, name, probe.apply(req)))
         return out
 
@@ -195,26 +200,19 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
     raise ConfigError(f"unknown target kind {t.kind!r}")
 
 
-def entity_matcher(target: Any) -> Callable[[str], Sequence[str]]:
-    """Entity keys mentioned in a question, from an `entities.json` lexicon next to the sample."""
-    lex_path = None
-    try:
-        from ragdiag.sample_system import sample_dir
-
-        lex_path = sample_dir() / "entities.json"
-    except Exception:  # pragma: no cover - defensive
-        pass
-    if lex_path is None or not lex_path.exists():
+def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
+    """Entity keys mentioned in a question, from a lexicon file {key: [name, alias, ...]}."""
+    if lexicon is None or not Path(lexicon).exists():
         return lambda q: ()
     import json
 
-    lexicon = json.loads(lex_path.read_text(encoding="utf-8"))
-    names = sorted(((name.lower(), key) for key, names in lexicon.items() for name in names),
+    data = json.loads(Path(lexicon).read_text(encoding="utf-8"))
+    names = sorted(((name.lower(), key) for key, names in data.items() for name in names),
                    key=lambda nk: -len(nk[0]))
 
     def match(question: str) -> Sequence[str]:
         ql = question.lower()
-        found = []
+        found: list[str] = []
         for name, key in names:
             if name in ql and key not in found:
                 found.append(key)
@@ -249,7 +247,7 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
-                        entities=entity_matcher(target) if config.target.kind == "sample" else None,
+                        entities=entity_matcher(config.entities),
                         log=log, budgets=dict(config.budgets))
 
 

@@ -57,7 +57,7 @@ def cmd_sample_querylog(args: argparse.Namespace) -> int:
                                 ("tuned", "query_log_tuned.jsonl", ())):
         policy = load_policy(base / "profiles" / f"{name}.toml")
         entries = simulate(target, policy, cases, identities, n=args.n, intent_weights=SAMPLE_INTENT_WEIGHTS,
-                           cascades=cascades, entities=entity_matcher(target))
+                           cascades=cascades, entities=entity_matcher(base / "entities.json"))
         write_jsonl(entries, base / out)
         _console().print(f"{out}: {len(entries)} entries ({name} policy)")
     return 0
@@ -178,6 +178,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.lang:
         ctx.lang = args.lang
     checks = [c.strip() for c in args.checks.split(",")] if args.checks else None
+    if args.plan:
+        return _print_plan(ctx, checks)
     result = run_checks(ctx, checks=checks,
                         on_check=None if args.quiet else (lambda cid: err.print(f"[dim]running {cid}[/dim]")))
     table = Table(title=f"ragdiag audit: {config.name} ({getattr(ctx.target, 'name', '')}, "
@@ -205,6 +207,29 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return result.exit_code(args.fail_on)
 
 
+def _print_plan(ctx: Any, checks: list[str] | None) -> int:
+    from rich.table import Table
+
+    from ragdiag.plan import plan_audit
+
+    rows, summary = plan_audit(ctx, checks=checks)
+    table = Table(title=f"ragdiag audit --plan: requests to {getattr(ctx.target, 'name', 'the target')}")
+    table.add_column("check")
+    table.add_column("searches", justify="right")
+    table.add_column("other requests", justify="right")
+    for r in rows:
+        table.add_row(r.check_id, str(r.searches), str(r.other))
+    table.add_row("total", str(summary["searches"]), str(summary["other_requests"]))
+    con = _console()
+    con.print(table)
+    ratio = summary["requests_per_question_and_profile"]
+    con.print(f"{summary['questions']} questions x {summary['profiles']} profiles; "
+              f"{summary['total_requests']} requests"
+              + (f" = {ratio:.2f} per question and profile" if ratio is not None else "")
+              + ". Nothing was sent (the index definition and document count were read once).")
+    return 0
+
+
 def cmd_checks_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -218,6 +243,32 @@ def cmd_checks_list(args: argparse.Namespace) -> int:
     for row in checks_table(specs, lang=args.lang):
         table.add_row(*[str(x) for x in row])
     _console().print(table)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """An Azure-compatible, read-only endpoint over the local sample indexes."""
+    import os
+
+    from ragdiag.emulator import Faults, run_server
+    from ragdiag.errors import ConfigError
+    from ragdiag.sample_system import open_sample_target
+
+    key = None
+    if args.api_key_env:
+        key = os.environ.get(args.api_key_env)
+        if not key:
+            raise ConfigError(f"environment variable {args.api_key_env} is empty or unset; export the key "
+                              "clients must send, or use --no-auth")
+    elif not args.no_auth:
+        raise ConfigError("choose --api-key-env VAR (clients must send that key) or --no-auth")
+    targets = {}
+    for spec in args.index or ["muster=structured"]:
+        name, _, variant = spec.partition("=")
+        targets[name] = open_sample_target(variant or "structured", log=_log)
+    faults = Faults(latency_ms=args.latency_ms, rate_429=args.rate_429, rate_503=args.rate_503,
+                    rate_malformed=args.rate_malformed, rate_drop=args.rate_drop)
+    run_server(targets, host="127.0.0.1", port=args.port, api_key=key, faults=faults)
     return 0
 
 
@@ -256,7 +307,22 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--checks", help="comma-separated check ids to run (default: all)")
     au.add_argument("--lang", choices=("en", "de"), help="language of titles and questions")
     au.add_argument("--quiet", action="store_true", help="no progress output")
+    au.add_argument("--plan", action="store_true",
+                    help="print how many requests each check will send, then stop (nothing is searched)")
     au.set_defaults(func=cmd_audit)
+
+    sv = sub.add_parser("serve", help="serve the sample indexes over Azure AI Search's REST API (read-only)")
+    sv.add_argument("--port", type=int, default=8765)
+    sv.add_argument("--api-key-env", help="environment variable holding the api-key clients must send")
+    sv.add_argument("--no-auth", action="store_true", help="accept requests without a key")
+    sv.add_argument("--index", action="append", metavar="NAME=VARIANT",
+                    help="serve a sample variant under a name (default: muster=structured); repeatable")
+    sv.add_argument("--latency-ms", type=float, default=0.0, help="added latency per search")
+    sv.add_argument("--rate-429", type=float, default=0.0, help="share of searches answered 429")
+    sv.add_argument("--rate-503", type=float, default=0.0, help="share of searches answered 503")
+    sv.add_argument("--rate-malformed", type=float, default=0.0, help="share of malformed bodies")
+    sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
+    sv.set_defaults(func=cmd_serve)
 
     ch = sub.add_parser("checks", help="the checklist")
     chs = ch.add_subparsers(dest="checks_command", required=True)

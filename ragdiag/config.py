@@ -19,7 +19,7 @@ _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets"
 _AUDIT = ("name", "client", "system", "language")
 _TARGET = ("kind", "variant", "records", "schema", "vector_sources", "now", "name", "reranker",
            "endpoint", "index", "api_key_env", "credential", "api_version")
-_INPUTS = ("profiles", "compare_profiles", "goldset", "query_log", "client_code", "checklist")
+_INPUTS = ("profiles", "compare_profiles", "goldset", "query_log", "client_code", "checklist", "entities")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
@@ -56,6 +56,7 @@ class AuditConfig:
     query_log: Path | None = None
     client_code: Path | None = None
     checklist: Path | None = None
+    entities: Path | None = None  # entity lexicon {key: [names]} for tag-boost scoring parameters
     identities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     budget: int | None = None
     concurrency: int = 1
@@ -197,6 +198,7 @@ def load_config(path: str | Path) -> AuditConfig:
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
         checklist=path_of(inputs, "inputs", "checklist"),
+        entities=path_of(inputs, "inputs", "entities"),
         identities=identities,
         budget=integer(runner, "runner", "budget", None, 1),
         concurrency=integer(runner, "runner", "concurrency", 1, 1) or 1,

@@ -33,11 +33,13 @@ ID = "reranker_scores"
 SAMPLE_DOCS = 500
 
 
-def semantic_field_health(target: Any) -> list[tuple[str, str, str]]:
-    """Rows (config, field, problem) for semantic configuration fields that are missing or thin."""
+def semantic_field_health(target: Any, used: set[str | None]) -> list[tuple[str, str, str]]:
+    """Rows (config, field, problem) for the used semantic configurations' missing or thin fields."""
     schema = target.schema()
     rows = []
     for cfg in schema.semantic_configurations:
+        if cfg.name not in used and not (None in used and cfg.name == schema.default_semantic_configuration):
+            continue
         names = ([cfg.title_field] if cfg.title_field else []) + list(cfg.content_fields) + list(cfg.keywords_fields)
         present = [n for n in names if schema.has_field(n)]
         for n in names:
@@ -142,11 +144,14 @@ class RerankerScores:
               evidence("Top-1 reranker score per question", ("case", "intent", "profile", "top-1 score"),
                        per_query, note="input of the score histogram")]
         recs, warns, fails = [], [], []
-        health = semantic_field_health(ctx.target)
+        used = {p.semantic_configuration for p in semantic_profiles(policy)}
+        health = semantic_field_health(ctx.target, used)
         if health:
             ev.append(evidence("Semantic configuration fields", ("configuration", "field", "problem"), health))
-            recs.append("fix the semantic configuration: its title/content fields must exist, be populated and "
-                        "carry enough text for the ranker")
+            warns.append("the semantic configuration feeds the ranker " + "; ".join(
+                f"{c}.{f}: {p}" for c, f, p in health[:3]))
+            recs.append("fix the semantic configuration: its content fields must be the chunk text (e.g. content), "
+                        "populated and long enough for the ranker to judge relevance")
         if partial:
             ev.append(evidence("Semantic ranking did not run (partial responses)", ("case", "profile", "reason"),
                                partial))

@@ -97,6 +97,10 @@ def sample_schema(name: str = "muster") -> IndexSchema:
             SemanticConfiguration(
                 name="default", title_field="title", content_fields=("content", "summary"),
                 keywords_fields=("section_title",)),
+            # A legacy configuration that prioritises headings as "content": the ranker never
+            # reads the chunk text. The misconfigured sample policy uses it (a planted fault).
+            SemanticConfiguration(
+                name="headings", title_field="title", content_fields=("section_title",)),
         ),
         default_semantic_configuration="default",
         scoring_profiles=(

@@ -1,0 +1,100 @@
+"""`ragdiag audit --plan`: how many requests the audit will send, per check, before sending any.
+
+The checks run against a dry-run target that records every request and answers
+empty. Which requests a check needs depends on the policy, the goldset and the
+query log, not on what the index answers, so the count is the audit's real
+request plan. Cached requests are counted once, for the first check needing
+them. Document streaming is estimated at one request per 1,000 documents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragdiag.model import RankedList, SearchRequest, Trace
+
+PAGE = 1000
+
+
+class DryRunTarget:
+    """Answers every search with nothing and counts what was asked."""
+
+    def __init__(self, schema: Any, documents: int, name: str) -> None:
+        self._schema = schema
+        self.documents = documents
+        self.name = f"plan:{name}"
+        self.searches = 0
+        self.other = 0
+
+    def fingerprint(self) -> str:
+        return self.name
+
+    def schema(self) -> Any:
+        return self._schema
+
+    def search(self, request: SearchRequest) -> Trace:
+        self.searches += 1
+        return Trace(request=request, hits=(), pool=RankedList("fused", (), ()), target=self.name)
+
+    def count(self, filter: str | None = None) -> int:
+        self.other += 1
+        return self.documents
+
+    def iter_documents(self, select: Sequence[str] | None = None, filter: str | None = None) -> Iterator[dict]:
+        self.other += max(1, math.ceil(self.documents / PAGE))
+        return iter(())
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    check_id: str
+    searches: int
+    other: int
+
+
+def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[PlanRow], dict[str, Any]]:
+    """Per-check request counts for the audit `ctx` describes (no request reaches the real target)."""
+    from ragdiag.audit import AuditContext, run_checks
+    from ragdiag.runner import Runner
+
+    real = ctx.target
+    dry = DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"))
+    dctx = AuditContext(config=ctx.config, target=dry, runner=Runner(dry), policy=ctx.policy,
+                        compare_policy=ctx.compare_policy, goldset=ctx.goldset, query_log=ctx.query_log,
+                        identities=ctx.identities, client_code=ctx.client_code, lang=ctx.lang,
+                        entities=ctx.entities, budgets=ctx.budgets)
+    rows: list[PlanRow] = []
+    last = [0, 0]
+
+    def on_check(cid: str) -> None:
+        _close(rows, dry, last)
+        rows.append(PlanRow(cid, 0, 0))
+
+    run_checks(dctx, checks=checks, on_check=on_check)
+    _close(rows, dry, last)
+    questions = len(dctx.question_cases())
+    profiles = len(ctx.policy.profiles) if ctx.policy is not None else 0
+    total = sum(r.searches + r.other for r in rows)
+    summary = {"questions": questions, "profiles": profiles, "searches": sum(r.searches for r in rows),
+               "other_requests": sum(r.other for r in rows), "total_requests": total,
+               "requests_per_question_and_profile": (total / (questions * profiles)) if questions and profiles
+               else None}
+    return rows, summary
+
+
+def _close(rows: list[PlanRow], dry: DryRunTarget, last: list[int]) -> None:
+    """Attribute the requests made since the previous check to the last row."""
+    if rows:
+        r = rows[-1]
+        rows[-1] = PlanRow(r.check_id, dry.searches - last[0], dry.other - last[1])
+    last[0], last[1] = dry.searches, dry.other
+
+
+def _document_count(target: Any) -> int:
+    try:
+        return int(target.count())
+    except Exception:  # a plan must not fail because the count could not be read
+        return 0

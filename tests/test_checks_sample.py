@@ -1,0 +1,95 @@
+"""The six runtime checks on the sample system, both ways: the misconfigured production
+policy is flagged with the right evidence, the tuned policy does not fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdiag.checks import resolve, run_check
+
+pytestmark = pytest.mark.slow
+
+
+def _run(ctx, checklist, check_id):
+    spec = checklist[check_id]
+    return run_check(resolve(spec), ctx, spec)
+
+
+def _rows(finding, title_start):
+    for e in finding.evidence:
+        if e.title.startswith(title_start):
+            return [dict(zip(e.columns, r, strict=True)) for r in e.rows]
+    raise AssertionError(f"no evidence table starting with {title_start!r}: "
+                         f"{[e.title for e in finding.evidence]}")
+
+
+RUNTIME = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text", "route_counts", "goldset")
+
+
+@pytest.mark.parametrize("check_id", RUNTIME)
+def test_tuned_policy_does_not_fail(tuned_ctx, checklist, check_id):
+    f = _run(tuned_ctx, checklist, check_id)
+    assert f.status in ("pass", "warn"), f"{check_id}: {f.status}: {f.headline}"
+
+
+def test_pool_size_names_the_starved_definition_route(misconfigured_ctx, checklist):
+    f = _run(misconfigured_ctx, checklist, "pool_size")
+    assert f.status == "fail"
+    assert "definition" in f.headline and "20" in f.headline
+    config = {r["profile"]: r for r in _rows(f, "Configured pool per profile")}
+    assert config["definition"]["configured pool"] == 20
+    measured = {r["profile"]: r for r in _rows(f, "Measured pool after filters")}
+    assert int(measured["definition"]["median"]) < 50
+    assert "postFilter" in measured["definition"]["cause"]
+    assert any("k = 50" in r and "definition" in r for r in f.recommendations)
+
+
+def test_prerank_filters_names_the_confidence_clause_and_what_it_removed(misconfigured_ctx, checklist):
+    f = _run(misconfigured_ctx, checklist, "prerank_filters")
+    assert f.status == "fail"
+    assert "confidence_score ge 0.85" in f.headline
+    ablation = _rows(f, "Ablation per non-relevance clause")
+    row = next(r for r in ablation if r["clause"] == "confidence_score ge 0.85")
+    assert row["relevant removed"] > 0
+    assert float(row["recall@50 without"]) > float(row["recall@50 with"])
+    removed = _rows(f, "Relevant documents removed before reranking")
+    assert removed and all(r["clause"] == "confidence_score ge 0.85" for r in removed)
+    assert any("magnitude" in r for r in f.recommendations)
+    assert f.metrics["fallback_cascades"] > 0
+
+
+def test_shared_query_text_flags_one_text_for_three_channels(misconfigured_ctx, checklist):
+    f = _run(misconfigured_ctx, checklist, "shared_query_text")
+    assert f.status in ("warn", "fail")
+    assert f.metrics["identical_share_profiles"] == pytest.approx(1.0)
+    assert f.metrics["identical_share_query_log"] > 0.5
+    assert "same vector field" in f.headline
+    assert "recall@10_split_channels" in f.metrics
+
+
+def test_route_counts_finds_the_route_nobody_uses(misconfigured_ctx, checklist):
+    f = _run(misconfigured_ctx, checklist, "route_counts")
+    assert f.status == "warn"
+    assert "comparison" in f.headline
+    traffic = {r["route"]: r for r in _rows(f, "Traffic per route")}
+    assert float(traffic["comparison"]["share"].rstrip("%")) < 2
+    assert _rows(f, "Each route's profile against the best single profile")
+
+
+def test_reranker_scores_reports_distribution_and_benefit(misconfigured_ctx, checklist):
+    f = _run(misconfigured_ctx, checklist, "reranker_scores")
+    assert f.metrics["queries"] > 100
+    assert 0.5 < f.metrics["roc_auc_relevant_vs_other"] <= 1.0
+    assert f.metrics["ndcg@10_reranked"] is not None and f.metrics["ndcg@10_fused_order"] is not None
+    assert _rows(f, "Top-1 reranker score per question")
+
+
+def test_goldset_metrics_and_comparison(misconfigured_ctx, tuned_ctx, checklist):
+    bad = _run(misconfigured_ctx, checklist, "goldset")
+    good = _run(tuned_ctx, checklist, "goldset")
+    assert bad.metrics["cases"] >= 150
+    # the tuned policy beats the misconfigured one on the sample goldset
+    assert good.metrics["ndcg@10"] > bad.metrics["ndcg@10"]
+    assert good.metrics["recall@50"] > bad.metrics["recall@50"]
+    assert bad.metrics["compare_ndcg@10_delta"] > 0
+    assert _rows(bad, "Policy 'misconfigured' against 'tuned'")
