@@ -21,7 +21,6 @@ from ragdiag.model import SearchRequest, Trace
 from ragdiag.probes import BASELINE, Probe
 from ragdiag.runner import Failure, Runner
 
-
 EVAL_DEPTH = 50  # goldset questions are ranked this deep (recall@50), whatever the profile's top
 
 
@@ -87,7 +86,8 @@ class AuditContext:
         self.entities = entities or (lambda q: ())
         self.log = log or (lambda m: None)
         self.budgets = budgets or {}
-        self._gold_cache: dict[tuple[Any, ...], GoldRun] = {}
+        self._gold_cache: dict[tuple[Any, ...], tuple[Any, GoldRun]] = {}
+        self._built: dict[tuple[Any, ...], SearchRequest] = {}
         self._scan: Any = None
 
     # ---- inputs ------------------------------------------------------------------
@@ -145,31 +145,41 @@ class AuditContext:
             intent = case.intent
             if profile is not None:
                 prof = policy.profiles[profile]
-                req = prof.build(case.question, ident, security_field=policy.security_field,
-                                 entities=self.entities(case.question))
-                name = profile
             else:
                 known = intent if intent and intent != "unknown" else None
-                route, req = policy.request_for(case.question, ident, intent=known,
-                                                entities=self.entities(case.question))
-                name = route.profile_name
-                intent = route.intent
+                route = policy.route(case.question) if known is None else policy.route_intent(known)
+                prof, intent = route.profile, route.intent
+            req = self._build(prof, policy.security_field, case.question, ident)
+            out.append(GoldQuery(case, intent, prof.name, probe.apply(req)))
+        return out
+
+    def _build(self, profile: Any, security_field: str, question: str, identity: Any) -> SearchRequest:
+        """A profile's request for a goldset question, memoised: what-ifs change one profile and
+        rebuild every question, so the unchanged profiles answer from here."""
+        key = (profile, security_field, question, identity)
+        req = self._built.get(key)
+        if req is None:
+            req = profile.build(question, identity, security_field=security_field,
+                                entities=self.entities(question))
             # rank at least EVAL_DEPTH deep so recall@50 is measurable; users still see `top`
             req = req.replace(top=max(req.top, EVAL_DEPTH))
-            out.append(GoldQuery(case, intent, name, probe.apply(req)))
-        return out
+            if len(self._built) > 50000:
+                self._built.clear()
+            self._built[key] = req
+        return req
 
     def run_gold(self, policy: Any, *, profile: str | None = None, cases: Sequence[Any] | None = None,
                  probe: Probe = BASELINE, label: str | None = None) -> GoldRun:
         """Execute goldset cases under a policy (cached per policy, profile, probe and case set)."""
+        # keyed by the policy object's id; the entry keeps the policy alive so the id stays unique
         key = (id(policy), profile, probe.key, None if cases is None else tuple(c.id for c in cases))
-        run = self._gold_cache.get(key)
-        if run is None:
-            queries = self.gold_queries(policy, profile=profile, cases=cases, probe=probe)
-            results = self.runner.run_fused([q.requests for q in queries],
-                                            label=label or f"{policy.name}:{probe}")
-            run = GoldRun(label or f"{policy.name}/{profile or 'routed'}/{probe}", queries, results)
-            self._gold_cache[key] = run
+        hit = self._gold_cache.get(key)
+        if hit is not None and hit[0] is policy:
+            return hit[1]
+        queries = self.gold_queries(policy, profile=profile, cases=cases, probe=probe)
+        results = self.runner.run_fused([q.requests for q in queries], label=label or f"{policy.name}:{probe}")
+        run = GoldRun(label or f"{policy.name}/{profile or 'routed'}/{probe}", queries, results)
+        self._gold_cache[key] = (policy, run)
         return run
 
 

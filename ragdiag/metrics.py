@@ -179,11 +179,27 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
     per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
     if run_scores:
         import ir_measures
+        import pytrec_eval
 
-        by_measure = {measure: name for name, measure in table.items()}
-        for metric in ir_measures.iter_calc(list(table.values()), qrels_clean, run_scores):
-            if metric.query_id in per_query:
-                per_query[metric.query_id][by_measure[metric.measure]] = float(metric.value)
+        # trec_eval's own measures straight from pytrec_eval (the engine ir-measures uses for
+        # them, without its per-value Python overhead: what-ifs re-evaluate constantly);
+        # judged@k, which trec_eval lacks, through ir-measures.
+        native = {hit_rate_at(k): f"success_{k}", recall_at(k): f"recall_{k}",
+                  recall_at(recall_k): f"recall_{recall_k}", MRR: "recip_rank",
+                  NDCG_10: f"ndcg_cut_{NDCG_CUTOFF}"}
+        spec = {f"success.{k}", f"recall.{k},{recall_k}", "recip_rank", f"ndcg_cut.{NDCG_CUTOFF}"}
+        scored = pytrec_eval.RelevanceEvaluator(qrels_clean, spec).evaluate(run_scores)
+        for qid, values in scored.items():
+            if qid in per_query:
+                for metric_name, key in native.items():
+                    if metric_name in per_query[qid]:
+                        per_query[qid][metric_name] = float(values[key])
+        rest = {n: m for n, m in table.items() if n not in native}
+        if rest:
+            by_measure = {measure: n for n, measure in rest.items()}
+            for metric in ir_measures.iter_calc(list(rest.values()), qrels_clean, run_scores):
+                if metric.query_id in per_query:
+                    per_query[metric.query_id][by_measure[metric.measure]] = float(metric.value)
     missing = tuple(q for q in qrels_clean if q not in run_scores)
     return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
                       recall_k=recall_k, name=name, missing=missing, measures=names)

@@ -10,9 +10,9 @@ answer what-ifs without searching again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import html
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -163,10 +163,15 @@ class SearchRequest:
         except TypeError as exc:
             raise InputDataError(f"invalid search request: {exc}") from exc
 
+    @functools.cached_property
+    def _fingerprint(self) -> str:
+        # repr of a frozen dataclass of strings, numbers and tuples is deterministic and
+        # much cheaper than a JSON round trip; computed once per request object
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:24]
+
     def fingerprint(self) -> str:
         """A stable hash of the request, the runner's cache key."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:24]
+        return self._fingerprint
 
 
 _CAMEL_TO_SNAKE = {

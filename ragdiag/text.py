@@ -22,6 +22,7 @@ keyword leg must never go silently empty.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -84,6 +85,7 @@ def detect_codes(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.group(0) for m in _CODE.finditer(question)))
 
 
+@functools.lru_cache(maxsize=8192)  # profiles rebuild the same questions on every what-if
 def keywords(question: str) -> str:
     """A deterministic keyword query for the BM25 leg (see the module docstring for the rules)."""
     out: list[str] = []

@@ -24,6 +24,8 @@ from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 
 Q = "What is alpha?"
+# long enough for the reranker check's "content too short to judge relevance" test
+FILLER = "with enough further words in it to give a ranker something real to read and judge here"
 
 FAULTY = """
 [policy]
@@ -73,7 +75,7 @@ def _world(tmp_path, reranker_scores):
     recs, vecs = [], []
     for i in range(1, 9):
         alpha = i <= 4
-        recs.append({"key": f"d{i}", "title": "", "content": ("alpha" if alpha else "beta") + f" text {i}",
+        recs.append({"key": f"d{i}", "title": "", "content": ("alpha" if alpha else "beta") + f" text {i} " + FILLER,
                      "category": "c", "confidence_score": 0.7 if i == 4 else 0.9, "page": 1,
                      "last_updated": "2026-01-01T00:00:00Z", "is_table": False, "entity_keys": [],
                      "group_ids": ["all"]})

@@ -415,6 +415,11 @@ class LocalTarget:
         return v / norm if norm > 0 else v
 
     # ---- stage caches ----------------------------------------------------------------
+    def clear_stage_caches(self) -> None:
+        """Forget cached keyword legs, vector legs, reranker scores and filter masks (cold timings)."""
+        for cache in (self._text_cache, self._vector_cache, self._rerank_cache, self._masks):
+            cache.clear()
+
     @staticmethod
     def _stage_get(cache: OrderedDict, key: Any) -> Any:
         val = cache.get(key)

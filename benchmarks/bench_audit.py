@@ -1,0 +1,121 @@
+"""Audit-level timings on the sample system: what-ifs from the runner's cache, the checks, the audit.
+
+    .venv/bin/python benchmarks/bench_audit.py [--out benchmarks/results/audit.json]
+
+Measured in one process on the embedded sample (misconfigured policy, 230 goldset
+questions), the index already built and embeddings cached on disk (a cold start
+that embeds the corpus is timed by bench_local_target.py):
+
+- what-if: change one profile parameter (k, a vector weight, drop a filter clause)
+  and re-evaluate every goldset question; "cold" = the first evaluation after
+  opening the index (empty stage caches), "warm" = the what-if after the baseline
+  ran (the target's keyword/vector/reranker stage caches filled);
+- the six runtime checks together, cold (fresh runner, fresh process state) and
+  warm (same context, every request already cached);
+- the full audit (all ten checks), cold and warm.
+Ratios are reported against the baseline evaluation in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+RUNTIME = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text", "route_counts", "goldset")
+
+
+def _ctx(cache: Path):
+    """A fresh audit context (empty trace cache) over the shared target with cleared stage caches."""
+    from ragdiag.audit import build_context
+    from ragdiag.sample_system import open_sample_target
+
+    open_sample_target("structured", progress=False).clear_stage_caches()
+    from ragdiag.config import load_config
+    from ragdiag.sample_system import sample_dir
+
+    return build_context(load_config(sample_dir() / "audit.toml"), progress=False, cache_dir=cache)
+
+
+def _evaluate(ctx, policy) -> float:
+    from ragdiag.audit import GoldRun
+
+    queries = ctx.gold_queries(policy)
+    results = ctx.runner.run_fused([q.requests for q in queries])
+    run = GoldRun("what-if", queries, results)
+    return run.evaluation(ctx.goldset).aggregate["ndcg@10"]
+
+
+def _timed(fn) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = fn()
+    return (time.perf_counter() - t) * 1000, out
+
+
+def what_ifs(ctx) -> dict:
+    from dataclasses import replace
+
+    from ragdiag import odata
+
+    policy = ctx.policy
+    fact = policy.profiles["fact_template"]
+    variants = {
+        "k 50 -> 60 (fact_template)": policy.with_profile(fact.replace(
+            vector_queries=tuple(replace(v, k=60) for v in fact.vector_queries))),
+        "vector weight 1.0 -> 2.0 (fact_template)": policy.with_profile(fact.replace(
+            vector_queries=tuple(replace(v, weight=2.0) for v in fact.vector_queries))),
+        "drop confidence clause (fact_template)": policy.with_profile(fact.replace(
+            filter=odata.render(odata.drop_clause(odata.parse(fact.filter), 1)))),
+    }
+    cold_ms, base = _timed(lambda: _evaluate(ctx, policy))
+    warm_base_ms, _ = _timed(lambda: _evaluate(ctx, policy))
+    out = {"baseline_cold_ms": round(cold_ms, 1), "baseline_repeat_ms": round(warm_base_ms, 1),
+           "baseline_ndcg@10": round(base, 4), "what_ifs": {}}
+    for name, pol in variants.items():
+        first, ndcg = _timed(lambda pol=pol: _evaluate(ctx, pol))
+        again = [_timed(lambda pol=pol: _evaluate(ctx, pol))[0] for _ in range(5)]
+        out["what_ifs"][name] = {"first_ms": round(first, 1), "repeat_median_ms": round(statistics.median(again), 1),
+                                 "ndcg@10": round(ndcg, 4)}
+    return out
+
+
+def checks(ctx, ids=None) -> dict:
+    from ragdiag.audit import run_checks
+
+    cold, result = _timed(lambda: run_checks(ctx, checks=ids))
+    warm, _ = _timed(lambda: run_checks(ctx, checks=ids))
+    return {"cold_ms": round(cold, 1), "warm_ms": round(warm, 1),
+            "statuses": {f.check_id: f.status for f in result.findings},
+            "requests_sent": ctx.runner.stats.sent}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "audit.json"))
+    args = ap.parse_args()
+    from ragdiag.sample_system import open_sample_target
+
+    t0 = time.perf_counter()
+    open_sample_target("structured", progress=False)
+    open_ms = (time.perf_counter() - t0) * 1000
+    results: dict = {"open_index_ms": round(open_ms, 1)}
+    with tempfile.TemporaryDirectory() as tmp:
+        results["what_if"] = what_ifs(_ctx(Path(tmp) / "a"))
+    with tempfile.TemporaryDirectory() as tmp:
+        results["six_runtime_checks"] = checks(_ctx(Path(tmp) / "b"), RUNTIME)
+    with tempfile.TemporaryDirectory() as tmp:
+        results["full_audit"] = checks(_ctx(Path(tmp) / "c"))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
