@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# One command: set up .venv (idempotent) and run ragdiag on the embedded sample system.
+# One command: set up .venv (idempotent), build the sample index if missing, audit the
+# embedded sample system and write the findings (JSON) and the PDF report to audit-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-exec .venv/bin/ragdiag sample ask "$@"
+out=${RAGDIAG_OUT:-audit-out}
+.venv/bin/ragdiag audit --json "$out/findings.json" "$@"
+if .venv/bin/ragdiag report --help >/dev/null 2>&1; then
+  .venv/bin/ragdiag report --out "$out"
+fi
