@@ -1,0 +1,240 @@
+"""What the code scanner reports: frozen, JSON-safe records with file:line.
+
+Every record has `to_dict()` (JSON-safe) and a `location` ("file:line", the
+file relative to the scanned root, POSIX separators). Mappings are plain
+dicts; tuples stand for lists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+#: Kinds of search call sites.
+SEARCH_KINDS = ("azure_search", "azure_vector_query", "rest_search", "faiss_search", "langchain",
+                "llamaindex", "sql_similarity")
+#: Kinds of LLM call sites.
+LLM_KINDS = ("openai_chat", "azure_openai_chat", "langchain_chat", "other")
+#: Parameters the scanner resolves on search call sites (more may appear, e.g. `weight`).
+PARAM_NAMES = ("top", "k", "exhaustive", "filter", "query_type", "semantic_configuration",
+               "vector_fields", "scoring_profile", "vector_filter_mode", "select")
+#: Prompt rule kinds.
+PROMPT_RULE_KINDS = ("length", "sole_input")
+
+
+def jsonable(value: Any) -> Any:
+    """`value` with tuples/sets as lists, mappings as dicts, records via `to_dict()`, NaN as None."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "to_dict") and dataclasses.is_dataclass(value):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, PurePath):
+        return value.as_posix()
+    return repr(value)
+
+
+class _Record:
+    """Shared helpers: `to_dict()`, `location`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @property
+    def location(self) -> str:
+        line = getattr(self, "line", None)
+        path = getattr(self, "file", None) or getattr(self, "path", "")
+        return f"{path}:{line}" if line else str(path)
+
+
+@dataclass(frozen=True)
+class ResolvedValue(_Record):
+    """A parameter value as far as static analysis can tell.
+
+    `resolved` is True when the value is fully known (a literal, a constant, a
+    simple local, an f-string whose parts are all known...). When it is not,
+    `value` may still carry a partial string with `{placeholders}` (Python) or
+    `${placeholders}` (JS/TS) for the unknown parts, or None. `source` says
+    where it came from: ``literal``, ``constant:NAME``, ``import:module.NAME``,
+    ``local:NAME``, ``parameter:NAME``, ``fstring``, ``concat``, ``call:NAME``,
+    ``rest_body``, ``vector_query@file:line`` (folded in from a vector query),
+    ... `from_fstring` marks strings built by interpolation (f-string,
+    template literal, `str.format`, `%`) and `fstring_vars` the expressions
+    they interpolate (also those of strings concatenated with variables).
+    """
+
+    value: Any
+    resolved: bool
+    source: str
+    expression: str = ""
+    from_fstring: bool = False
+    fstring_vars: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        mark = "" if self.resolved else "?"
+        return f"ResolvedValue({self.value!r}{mark}, {self.source})"
+
+
+@dataclass(frozen=True)
+class SearchCallSite(_Record):
+    """One place in the client code that sends (or builds) a retrieval request."""
+
+    file: str
+    line: int
+    kind: str
+    function: str
+    module: str
+    params: Mapping[str, ResolvedValue] = field(default_factory=dict)
+    channel_vars: Mapping[str, str | None] = field(default_factory=dict)
+    shared_text: bool = False
+    builder: str | None = None
+    language: str = "python"
+    call: str = ""
+    is_async: bool = False
+
+    def param(self, name: str) -> ResolvedValue | None:
+        """The resolved parameter `name`, or None when the call does not pass it."""
+        return self.params.get(name)
+
+    def value(self, name: str, default: Any = None) -> Any:
+        """The parameter's value when resolved, else `default`."""
+        p = self.params.get(name)
+        return p.value if p is not None and p.resolved else default
+
+    def __repr__(self) -> str:
+        return f"SearchCallSite({self.kind} at {self.location} in {self.function})"
+
+
+@dataclass(frozen=True)
+class LLMCallSite(_Record):
+    """A call to a chat/response model, and whether the retrieved context it gets is bounded."""
+
+    file: str
+    line: int
+    kind: str
+    function: str
+    context_bounded: bool
+    bound_evidence: str
+    context_vars: tuple[str, ...] = ()
+    retrieved_context: bool = False
+    module: str = ""
+    language: str = "python"
+    call: str = ""
+
+
+@dataclass(frozen=True)
+class BudgetConstant(_Record):
+    """A module-level context/token/source budget constant."""
+
+    file: str
+    line: int
+    name: str
+    value: Any
+    language: str = "python"
+
+
+@dataclass(frozen=True)
+class CitationCheck(_Record):
+    """A function handling citations, and whether it checks them against the retrieved ids."""
+
+    file: str
+    line: int
+    function: str
+    validated: bool
+    evidence: str
+    language: str = "python"
+
+
+@dataclass(frozen=True)
+class PromptRule(_Record):
+    """A rule in a prompt: a word-count range for a query, or "this one query feeds every stage"."""
+
+    file: str
+    line: int
+    text: str
+    kind: str
+    min_words: int | None = None
+    max_words: int | None = None
+
+    @property
+    def word_range(self) -> tuple[int | None, int | None]:
+        return (self.min_words, self.max_words)
+
+
+@dataclass(frozen=True)
+class SecurityFilterSite(_Record):
+    """Where a filter on a security field (group_ids, acl, oid, allowed_*...) is built."""
+
+    file: str
+    line: int
+    function: str
+    expression: str
+    uses_search_in: bool
+    escaped: bool
+    from_identity: bool | None
+    from_request: bool | None
+    fstring: bool
+    fields: tuple[str, ...] = ()
+    language: str = "python"
+
+    @property
+    def injection_risk(self) -> bool:
+        """Interpolated without escaping: hostile values can widen the filter."""
+        return self.fstring and not self.escaped
+
+
+@dataclass(frozen=True)
+class GoldsetFile(_Record):
+    """A goldset-like file found in the client code (relative path)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class Skipped(_Record):
+    """A file the scanner did not (fully) analyse, and why."""
+
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Builder(_Record):
+    """A module that builds search requests: its functions and the call sites it owns or feeds."""
+
+    module: str
+    files: tuple[str, ...]
+    functions: tuple[str, ...]
+    sites: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Drift(_Record):
+    """One parameter (or filter clause) that differs between call sites.
+
+    `values` maps a rendered value to the call sites (file:line) using it;
+    ``present``/``absent`` for clauses, ``<unset>`` for a parameter not passed.
+    `kind` is ``filter_clause``, ``security_clause`` or ``param``; `role` is the
+    clause's field role (``security``, ``quality``, ``recency``, ``source``,
+    ``scope``, ``other``) or None for plain parameters.
+    """
+
+    param: str
+    values: Mapping[str, tuple[str, ...]]
+    kind: str = "param"
+    role: str | None = None
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{k}: {len(v)}" for k, v in self.values.items())
+        return f"Drift({self.param!r}: {counts})"

@@ -1,0 +1,1 @@
+"""Muster AG knowledge assistant: chat over the internal document index "muster"."""

@@ -1,0 +1,1 @@
+"""The agentic chat path: the model calls search tools itself."""

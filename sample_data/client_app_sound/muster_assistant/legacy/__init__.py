@@ -1,0 +1,1 @@
+"""Former prototype endpoints, now thin wrappers over the retrieval profiles."""

@@ -1,0 +1,1 @@
+"""Retrieval policy: every search request is built in `profiles`."""
