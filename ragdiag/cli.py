@@ -272,6 +272,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scan_code(args: argparse.Namespace) -> int:
+    """Static scan of a client's code (read only: nothing is imported or executed)."""
+    from rich.table import Table
+
+    from ragdiag.codescan import scan_path
+    from ragdiag.errors import InputDataError
+
+    root = Path(args.path)
+    if not root.exists():
+        raise InputDataError(f"{root} does not exist; give the folder of the client's code")
+    scan = scan_path(root, check_syntax=args.check_syntax)
+    if args.json:
+        print(json.dumps(scan.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    con = _console()
+    table = Table(title=f"search call sites in {root} ({scan.files_scanned} files scanned)")
+    for col in ("file:line", "kind", "function", "top", "k", "filter", "shared text"):
+        table.add_column(col, max_width=50 if col == "filter" else None)
+    def val(site: Any, name: str) -> str:
+        v = site.params.get(name)
+        return "-" if v is None else (repr(v.value) if v.resolved else f"<{v.source}>")
+
+    for s in scan.search_calls:
+        table.add_row(f"{s.file}:{s.line}", s.kind, s.function, val(s, "top"), val(s, "k"), val(s, "filter"),
+                      "yes" if s.shared_text else "")
+    con.print(table)
+    summary = scan.summary()
+    con.print(", ".join(f"{k} {v}" for k, v in summary.items() if not isinstance(v, dict | list)))
+    if scan.skipped:
+        con.print(f"[yellow]{len(scan.skipped)} file(s) skipped[/yellow] (see --json)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
@@ -310,6 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--plan", action="store_true",
                     help="print how many requests each check will send, then stop (nothing is searched)")
     au.set_defaults(func=cmd_audit)
+
+    sc = sub.add_parser("scan-code", help="find search and LLM call sites in a client's code (read only)")
+    sc.add_argument("path", help="folder (or file) of the client's code")
+    sc.add_argument("--json", action="store_true", help="print everything found as JSON")
+    sc.add_argument("--check-syntax", action="store_true",
+                    help="parse every Python file, also those without search-related words")
+    sc.set_defaults(func=cmd_scan_code)
 
     sv = sub.add_parser("serve", help="serve the sample indexes over Azure AI Search's REST API (read-only)")
     sv.add_argument("--port", type=int, default=8765)
