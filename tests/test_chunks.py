@@ -1,0 +1,380 @@
+"""Chunk boundary analysis on hand-made records whose numbers can be checked by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragdiag import chunks as chunks_mod
+from ragdiag.chunks import (
+    ChunkFields,
+    analyse_chunks,
+    batch_numeric,
+    classify_end,
+    classify_start,
+    doc_id_of_key,
+    is_heading,
+    straddling_answers,
+)
+from ragdiag.goldset import GoldCase, Goldset
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def rec(key: str, content: str, *, doc: str | None = "A", pos: int | None = 0, page: int | None = 1,
+        level: str = "evidence", parent: str | None = "P", section: str | None = "S") -> dict:
+    return {"key": key, "content": content, "doc_id": doc, "position": pos, "page": page,
+            "level": level, "parent_id": parent, "section_title": section}
+
+
+def analyse(records, **kw):
+    kw.setdefault("tokenizer", words)
+    kw.setdefault("min_tokens", 3)
+    kw.setdefault("max_tokens", 40)
+    return analyse_chunks(records, **kw)
+
+
+# ---- the line classifiers ------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, expected", [
+    ("The contract ends on 31 March.", "sentence"),
+    ("and the supplier pays the freight.", "mid"),
+    ("And the supplier pays.", "mid"),
+    (", which is binding.", "mid"),
+    ("## Payment terms", "heading"),
+    ("4. Prices and Payment Terms", "heading"),
+    ("§ 5 Laufzeit und Kündigung", "heading"),
+    ("| Metric | Target |", "table"),
+    ("- Replaced the fitting", "list"),
+    ("1) Check the seals", "list"),
+    ("a) the buyer", "list"),
+    ("90 days after delivery the invoice is due.", "sentence"),
+])
+def test_classify_start(line, expected):
+    assert classify_start(line) == expected
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("The contract ends on 31 March.", "sentence"),
+    ("Is that right?", "sentence"),
+    ('He said "yes"', "sentence"),
+    ("(see annex 2)", "sentence"),
+    ("The notice period is", "mid"),
+    ("The notice period is 90", "mid"),
+    ("| On-time delivery | 95% |", "table"),
+    ("- Measured the air consumption again", "list"),
+    ("6. Warranty and Liability", "heading"),
+    ("## Payment terms", "heading"),
+    ("Analysis and Resolution", "heading"),
+])
+def test_classify_end(line, expected):
+    assert classify_end(line) == expected
+
+
+def test_is_heading_rejects_prose():
+    assert not is_heading("The parties agree on the following terms")
+    assert not is_heading("Prices are fixed.")
+    assert is_heading("TERMINATION")
+    assert is_heading("**Service levels**")
+
+
+# ---- boundaries --------------------------------------------------------------------------------
+
+def test_four_chunks_one_ends_mid_sentence():
+    records = [
+        rec("A-1", "The first sentence is here. Another one follows.", pos=0),
+        rec("A-2", "Second chunk ends properly!", pos=1),
+        rec("A-3", "Third chunk ends without punctuation and goes on", pos=2),
+        rec("A-4", "But the fourth is fine.", pos=3),
+    ]
+    r = analyse(records)
+    assert r.chunks == 4 and r.documents == 1 and r.pairs == 3
+    assert r.mid_sentence_end == 1
+    assert r.mid_sentence_end_share == pytest.approx(0.25)
+    # the chunk after a cut starts mid-sentence even with a capital letter (no overlap)
+    assert r.mid_sentence_start == 1
+    assert r.examples["mid_sentence_end"] == (("A-3", "Third chunk ends without punctuation and goes on"),)
+    assert r.examples["mid_sentence_start"][0][0] == "A-4"
+    assert r.end_classes == {"sentence": 3, "mid": 1}
+
+
+def test_position_orders_chunks_not_stream_order():
+    records = [
+        rec("A-2", "continues the sentence here.", pos=1),
+        rec("A-1", "A sentence that is cut", pos=0),
+    ]
+    r = analyse(records)
+    assert r.mid_sentence_end == 1 and r.mid_sentence_start == 1
+    assert r.examples["mid_sentence_end"][0][0] == "A-1"
+
+
+def test_split_table_and_header_without_body():
+    records = [
+        rec("B-1", "Prices\n| Item | Price |\n|---|---|\n| A | 1 |", doc="B", pos=0),
+        rec("B-2", "| B | 2 |\n| C | 3 |\nThe table ends here.", doc="B", pos=1),
+        rec("B-3", "Some text before a table.\nRates\n| Item | Rate |\n|---|---|", doc="B", pos=2),
+        rec("C-1", "Fees\n| Item | Fee |\n|---|---|\n| X | 9 |", doc="C", pos=0),  # a whole table
+    ]
+    r = analyse(records)
+    assert r.table_chunks == 4
+    # B-1 and B-2 share a cut table; B-3 has a header without body; C-1 is whole
+    assert r.split_table == 3
+    assert r.split_table_share == pytest.approx(0.75)
+    keys = {k for k, _ in r.examples["split_table"]}
+    assert keys == {"B-1", "B-2", "B-3"}
+    assert any(text.startswith("header without body") for _, text in r.examples["split_table"])
+
+
+def test_table_cut_inside_a_row():
+    records = [
+        rec("B-1", "| Metric | Target |\n|---|---|\n| On-time | 95", doc="B", pos=0),
+        rec("B-2", "% |\n| Report | monthly |", doc="B", pos=1),
+    ]
+    assert analyse(records).split_table == 2
+
+
+def test_headings_separated_and_lists_cut():
+    records = [
+        rec("D-1", "Intro text is complete.\n## Payment terms", doc="D", pos=0),
+        rec("D-2", "Invoices are due in 30 days.\nSteps:\n- first item\n- second item continues",
+            doc="D", pos=1),
+        rec("D-3", "with more words after the cut.", doc="D", pos=2),
+        rec("E-1", "## Lonely heading", doc="E", pos=0),
+    ]
+    r = analyse(records)
+    assert r.heading_separated == 2  # D-1 ends with a heading; E-1 is only a heading
+    assert r.list_cut == 2  # D-2 ends in a list item that D-3 continues
+    assert r.mid_sentence_end == 0  # heading and list ends are not counted as mid-sentence
+    assert r.mid_sentence_start == 1
+
+
+def test_numbered_list_continuation_is_a_cut():
+    records = [
+        rec("F-1", "Do this:\n1. Open the valve.\n2. Check the pressure.", doc="F", pos=0),
+        rec("F-2", "3. Close the valve.\n4. Sign the form.", doc="F", pos=1),
+    ]
+    assert analyse(records).list_cut == 2
+
+
+def test_overlap_between_consecutive_chunks():
+    records = [
+        rec("G-1", "Alpha beta gamma delta.\nThe notice period is 90 days.", doc="G", pos=0),
+        rec("G-2", "The notice period is 90 days. Further text follows here.", doc="G", pos=1),
+        rec("G-3", "Completely different start of text.", doc="G", pos=2),
+        rec("H-1", "Only a single chunk.", doc="H", pos=0),
+    ]
+    r = analyse(records)
+    assert r.pairs == 2
+    assert r.pairs_with_overlap == 1
+    assert r.overlap_share == pytest.approx(0.5)
+    assert r.overlap_words_median == 6 and r.overlap_words_max == 6
+    assert r.examples["overlap"][0][0] == "G-2"
+
+
+def test_two_word_coincidence_is_not_overlap():
+    records = [rec("G-1", "It ends with the end.", doc="G", pos=0),
+               rec("G-2", "the end. is not an overlap here.", doc="G", pos=1)]
+    assert analyse(records).pairs_with_overlap == 0
+
+
+# ---- metadata, sizes, duplicates -------------------------------------------------------------------
+
+def test_missing_page_and_empty_values():
+    records = [
+        rec("A-1", "One sentence.", pos=0),
+        rec("A-2", "Two sentence.", pos=1, page=None),
+        rec("A-3", "Three sentence.", pos=2, page=""),
+        rec("A-4", "Four sentence.", pos=None, parent=None, section="  "),
+    ]
+    r = analyse(records)
+    assert r.missing_citation == 3
+    assert r.missing_citation_share == pytest.approx(0.75)
+    assert r.metadata_present["page"] == pytest.approx(0.5)
+    assert r.metadata_present["position"] == pytest.approx(0.75)
+    assert r.metadata_present["document id"] == 1.0
+    assert r.metadata_present["parent id"] == pytest.approx(0.75)
+    assert r.metadata_present["section title"] == pytest.approx(0.75)
+    assert {k for k, _ in r.examples["missing_citation"]} == {"A-2", "A-3", "A-4"}
+    assert dict(r.examples["missing_citation"])["A-4"] == "missing position"
+
+
+def test_index_without_page_field_lacks_citation_everywhere():
+    fields = ChunkFields(page=None)
+    r = analyse([rec("A-1", "One sentence."), rec("A-2", "Two.", pos=1)], fields=fields)
+    assert r.missing_citation_share == 1.0
+    assert r.metadata_present["page"] == 0.0
+
+
+def test_token_sizes_tiny_and_oversized():
+    records = [rec(f"S-{i}", " ".join(["word"] * n) + ".", doc=f"S{i}")
+               for i, n in enumerate([1, 2, 10, 20, 30, 50])]
+    r = analyse(records)  # tokens = words; tiny < 3, oversized > 40
+    assert r.tokens["min"] == 1 and r.tokens["max"] == 50 and r.tokens["p50"] == 15
+    assert r.tiny == 2 and r.oversized == 1
+    assert r.tiny_share == pytest.approx(2 / 6)
+    assert r.examples["tiny"][0] == ("S-0", "1 tokens: word.")
+    assert r.examples["oversized"][0][0] == "S-5"
+    assert sum(c for _, _, c in r.token_histogram) == 6
+    assert r.tokens_exact == 6
+
+
+def test_default_tokenizer_is_tiktoken_cl100k():
+    r = analyse_chunks([rec("A-1", "hello world")])
+    assert r.tokenizer.startswith("tiktoken cl100k")
+    assert r.tokens["min"] == 2
+
+
+def test_exact_and_near_duplicates():
+    base = " ".join(f"w{i}" for i in range(200))
+    changed = base.replace("w100 ", "x100 ")
+    records = [
+        rec("A-1", "The same text.\nTwice here.", doc="A"),
+        rec("B-1", "the   SAME text. twice here.", doc="B"),  # case and whitespace differ only
+        rec("C-1", base, doc="C"),
+        rec("D-1", changed, doc="D"),  # one word of 200 changed: Jaccard of 3-shingles ~0.97
+        rec("E-1", " ".join(f"v{i}" for i in range(200)), doc="E"),
+    ]
+    r = analyse(records, max_tokens=1000)
+    assert r.exact_duplicates == 1 and r.duplicate_groups == 1
+    assert r.examples["exact_duplicate"] == (("B-1", "same text as A-1 (2 copies)"),)
+    assert r.near_duplicates == 2
+    assert {k for k, _ in r.examples["near_duplicate"]} <= {"C-1", "D-1"}
+
+
+def test_batch_numeric_is_deterministic_and_matches_words():
+    texts = ["Hello  World\nagain", "hello world again", "", "a b"]
+    sig, hashes, feats = batch_numeric(texts)
+    assert hashes[0] == hashes[1] != 0 and hashes[2] == 0
+    assert (sig[0] == sig[1]).all()
+    assert (sig[3] == 0xFFFFFFFF).all()  # fewer than 3 words: no shingles
+    assert feats[:, 1].tolist() == [3, 3, 0, 2]
+    assert batch_numeric(["x\x00y z w", "v"])[2][:, 1].tolist() == [4, 1]  # NUL is a space
+
+
+# ---- levels, sampling, streaming -----------------------------------------------------------------------
+
+def test_only_chunk_level_records():
+    records = [rec("A", "Document summary.", level="document"),
+               rec("A-s1", "Section text.", level="section"),
+               rec("A-s1-c1", "Chunk text.")]
+    r = analyse(records)
+    assert r.chunks == 1 and r.records_seen == 3
+    assert r.levels_seen == {"document": 1, "section": 1, "evidence": 1}
+    r_all = analyse(records, fields=ChunkFields(level=None))
+    assert r_all.chunks == 3
+
+
+def test_max_chunks_samples_whole_documents():
+    records = [rec(f"D{d}-n{i}", f"Doc {d} chunk {i} ends well.", doc=f"D{d}", pos=i)
+               for d in range(200) for i in range(5)]
+    r = analyse(records, max_chunks=300, total_hint=len(records), sample_seed=1)
+    assert r.sampled and "whole documents" in r.sample_note
+    assert 200 <= r.chunks <= 300 and r.documents >= 40
+    assert r.pairs == r.chunks - r.documents  # whole documents: every chunk but the first pairs
+    first = analyse(records, max_chunks=300)
+    assert first.sampled and first.chunks == 300 and "first 300" in first.sample_note
+
+
+def test_interleaved_documents_pair_correctly_and_memory_is_bounded(monkeypatch):
+    records = [rec(f"D{d}-n{i}", f"Doc {d} part {i} is cut", doc=f"D{d}", pos=i)
+               for i in range(3) for d in range(10)]  # all documents interleaved
+    r = analyse(records)
+    assert r.pairs == 20 and r.documents_reopened == 0
+    monkeypatch.setattr(chunks_mod, "REOPEN_WINDOW", 2)
+    r2 = analyse(records)
+    assert r2.documents_reopened > 0 and r2.pairs < 20
+
+
+def test_auto_mode_estimates_tokens_beyond_the_exact_budget(monkeypatch):
+    monkeypatch.setattr(chunks_mod, "EXACT_ALL", 50)
+    records = [rec(f"D{i}", " ".join(["token"] * (10 + i % 30)) + ".", doc=f"D{i}") for i in range(400)]
+    r = analyse(records, batch_size=64)
+    assert r.tokens_exact < r.chunks
+    assert r.token_estimate_error is not None and r.token_estimate_error < 0.1
+    assert "estimated" in r.tokenizer
+    exact = analyse(records, exact_tokens=True)
+    assert exact.tokens_exact == 400
+    assert abs(r.tokens["p50"] - exact.tokens["p50"]) <= 2
+
+
+def test_report_is_json_safe():
+    r = analyse([rec("A-1", "A chunk.\n| a | b |\n|---|---|")])
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["chunks"] == 1 and d["fields"]["content"] == "content"
+
+
+def test_no_threads_gives_the_same_report():
+    records = [rec(f"A-{i}", f"Sentence number {i} is cut", pos=i) for i in range(30)]
+    assert analyse(records, threads=False).to_dict() == analyse(records).to_dict()
+
+
+# ---- fields ------------------------------------------------------------------------------------------
+
+def test_fields_from_sample_schema():
+    from ragdiag.sample.schema import sample_schema
+
+    f = ChunkFields.from_schema(sample_schema())
+    assert (f.key, f.content, f.doc_id, f.parent_id, f.page, f.position, f.section_title, f.level) == \
+        ("key", "content", "doc_id", "parent_id", "page", "position", "section_title", "level")
+    assert f.level_filter() == "level eq 'evidence'"
+
+
+def test_fields_from_an_integrated_vectorization_schema():
+    from ragdiag.schema import STRING, VECTOR, Field, IndexSchema
+
+    schema = IndexSchema(name="iv", fields=(
+        Field("chunk_id", STRING, key=True, searchable=True),
+        Field("parent_id", STRING, filterable=True),
+        Field("chunk", STRING, searchable=True),
+        Field("title", STRING, searchable=True),
+        Field("text_vector", VECTOR, searchable=True, dimensions=3),
+        Field("page_number", "Edm.Int32", filterable=True, retrievable=False),
+    ))
+    f = ChunkFields.from_schema(schema)
+    assert (f.key, f.content, f.doc_id, f.parent_id, f.page, f.position, f.level) == \
+        ("chunk_id", "chunk", None, "parent_id", None, None, None)
+    records = [{"chunk_id": "x1", "parent_id": "doc1", "chunk": "A whole sentence."}]
+    r = analyse(records, fields=f)
+    assert r.metadata_present["document id"] == 1.0  # the parent id stands in
+    assert r.missing_citation == 1  # no page, no position
+
+
+# ---- answers across boundaries ----------------------------------------------------------------------
+
+def test_doc_id_of_key():
+    assert doc_id_of_key("CON-0007-s3-c1") == "CON-0007"
+    assert doc_id_of_key("CON-0007-n4") == "CON-0007"
+    assert doc_id_of_key("CON-0007") == "CON-0007"
+
+
+def test_straddling_answers():
+    records = [
+        rec("CON-1", "Summary mentions 90 days.", doc="CON-1", level="document"),
+        rec("CON-1-n1", "The notice period is 90", doc="CON-1", pos=0),
+        rec("CON-1-n2", "days to the end of a quarter. Payment within 30 days.", doc="CON-1", pos=1),
+        rec("CON-2-n1", "Liability is limited to EUR 1 million.", doc="CON-2", pos=0),
+        rec("OTHER-7", "A record whose doc id is not its key prefix.", doc="CON-3", pos=0),
+        rec("OTHER-8", "The warranty lasts 24 months.", doc="CON-3", pos=1),
+    ]
+    gs = Goldset(cases=(
+        GoldCase(id="q1", question="?", expect_sources=(("CON-1-s2-c1", 3),),
+                 expect_answer_contains=("90 days", "30 days")),
+        GoldCase(id="q2", question="?", expect_sources=(("CON-2-s4-c1", 1),),
+                 expect_answer_contains=("EUR 2 million",)),
+        GoldCase(id="q3", question="?", expect_sources=(("CON-9-s1-c1", 1),),
+                 expect_answer_contains=("x",)),
+        GoldCase(id="q4", question="?", expect_sources=(("OTHER-7", 1),),
+                 expect_answer_contains=("24 MONTHS",)),
+        GoldCase(id="refuse", question="?", expect_refused=True),
+    ))
+    rows = {(r.case_id, r.answer): r for r in straddling_answers(records, gs)}
+    assert rows[("q1", "90 days")].result == "straddles a boundary"
+    assert rows[("q1", "90 days")].keys == ("CON-1-n1", "CON-1-n2")
+    assert rows[("q1", "30 days")].result == "in one chunk"
+    assert rows[("q2", "EUR 2 million")].result == "not found"
+    assert rows[("q3", "x")].result == "document not in index"
+    assert rows[("q4", "24 MONTHS")].result == "in one chunk"  # found via the record's doc id
+    assert len(rows) == 5
