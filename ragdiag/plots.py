@@ -204,3 +204,52 @@ def goldset(finding: Any) -> Any:
 
 def available() -> tuple[str, ...]:
     return tuple(sorted(_FIGURES))
+
+
+@figure_for("chunk_boundaries")
+def chunk_boundaries(finding: Any) -> Any:
+    hist = _table(finding, "Token size histogram")
+    shares = _table(finding, "Boundary and structure shares")
+    if (hist is None or not hist.rows) and (shares is None or not shares.rows):
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1, 1.25]})
+    if hist is not None and hist.rows:
+        sizes = {r[0]: r[1] for r in _table(finding, "Chunk size in tokens").rows} \
+            if _table(finding, "Chunk size in tokens") is not None else {}
+        labels = [f"{lo}-{hi}" if hi is not None else f"{lo}+" for lo, hi, _ in hist.rows]
+        counts = [int(c) for _, _, c in hist.rows]
+        tiny = next((str(k) for k in sizes if str(k).startswith("tiny")), "")
+        big = next((str(k) for k in sizes if str(k).startswith("oversized")), "")
+        lo_lim = _num(tiny.split("<")[-1].split()[0]) if "<" in tiny else None
+        hi_lim = _num(big.split(">")[-1].split()[0]) if ">" in big else None
+        colors = ["tab:red" if lo_lim is not None and hi is not None and hi <= lo_lim
+                  else "tab:orange" if hi_lim is not None and lo >= hi_lim else "tab:blue"
+                  for lo, hi, _ in hist.rows]
+        axes[0].bar(range(len(counts)), counts, color=colors)
+        axes[0].set_xticks(range(len(counts)), labels, rotation=45, fontsize=7)
+        axes[0].set_xlabel("tokens per chunk (red: tiny, orange: oversized)")
+        axes[0].set_ylabel("chunks")
+        axes[0].set_title("Chunk size")
+    if shares is not None and shares.rows:
+        rows = [r for r in shares.rows if _num(r[2]) is not None]
+        names = [str(r[0]) for r in rows]
+        vals = [float(r[2]) for r in rows]
+        colors = {"fail": "tab:red", "warn": "tab:orange", "ok": "tab:green"}
+        y = list(range(len(rows)))
+        axes[1].barh(y, vals, color=[colors.get(str(r[4]), "tab:gray") for r in rows])
+        for i, r in enumerate(rows):
+            limit = str(r[3])
+            if "%" in limit:
+                x = _num(limit.split(">")[-1].strip().rstrip("%"))
+                if x is not None:
+                    axes[1].plot([x / 100, x / 100], [i - 0.4, i + 0.4], color="black", linewidth=1.5)
+        for i, v in enumerate(vals):
+            axes[1].text(min(v, 0.88) + 0.01, i, f"{v:.0%}", va="center", fontsize=7)
+        axes[1].set_yticks(y, names, fontsize=7)
+        axes[1].invert_yaxis()
+        axes[1].set_xlim(0, 1)
+        axes[1].set_xlabel("share of chunks (black: threshold)")
+        axes[1].set_title("Boundaries and structure")
+    fig.tight_layout()
+    return fig
