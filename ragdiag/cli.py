@@ -199,6 +199,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     stats = ctx.runner.stats
     con.print(f"requests sent {stats.sent}, answered from cache {stats.memory_hits + stats.disk_hits}, "
               f"failed {stats.failed}, over budget {stats.over_budget}")
+    tstats = result.meta.get("target_stats") or {}
+    if tstats:
+        con.print("target: " + ", ".join(f"{k} {v}" for k, v in tstats.items()))
+    if result.meta.get("unsent_parameters"):
+        con.print("[yellow]not sent (API version or SDK does not support them): "
+                  + ", ".join(f"{k} ({n}x)" for k, n in result.meta["unsent_parameters"].items())
+                  + "[/yellow]")
     if args.json:
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -305,6 +312,27 @@ def cmd_scan_code(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Run the report template with papermill: report.ipynb, report.html and report.pdf."""
+    from ragdiag.errors import NotebookRunError
+    from ragdiag.report import build_report
+
+    checks = [c.strip() for c in args.checks.split(",")] if args.checks else None
+    try:
+        paths = build_report(args.config or None, Path(args.out), lang=args.lang, pdf_engine=args.pdf_engine,
+                             client=args.client, system=args.system, checks=checks, progress=True,
+                             log=lambda m: _console(stderr=True).print(m))
+    except NotebookRunError as exc:
+        print(f"ragdiag: error: {exc}", file=sys.stderr)
+        if exc.traceback:
+            print(exc.traceback, file=sys.stderr)
+        return 1
+    con = _console()
+    for label, path in (("notebook", paths.ipynb), ("html", paths.html), ("pdf", paths.pdf)):
+        con.print(f"{label}: {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
@@ -343,6 +371,17 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--plan", action="store_true",
                     help="print how many requests each check will send, then stop (nothing is searched)")
     au.set_defaults(func=cmd_audit)
+
+    rp = sub.add_parser("report", help="the audit as a PDF report (papermill, HTML, WeasyPrint)")
+    rp.add_argument("config", nargs="?", help="audit config TOML (default: the embedded sample's)")
+    rp.add_argument("--out", required=True, help="output folder for report.ipynb, report.html, report.pdf")
+    rp.add_argument("--lang", choices=("en", "de"), default="en")
+    rp.add_argument("--pdf-engine", choices=("weasyprint", "chromium"), default="weasyprint",
+                    help="HTML to PDF: WeasyPrint (default, no browser) or Debian's chromium")
+    rp.add_argument("--client", help="client name on the title page (default: from the config)")
+    rp.add_argument("--system", help="system name on the title page (default: from the config)")
+    rp.add_argument("--checks", help="comma-separated check ids (default: all)")
+    rp.set_defaults(func=cmd_report)
 
     sc = sub.add_parser("scan-code", help="find search and LLM call sites in a client's code (read only)")
     sc.add_argument("path", help="folder (or file) of the client's code")

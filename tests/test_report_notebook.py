@@ -1,0 +1,236 @@
+"""The report notebook end to end: papermill, HTML, PDF (WeasyPrint), in English and German."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from ragdiag import report as R
+from ragdiag.errors import NotebookRunError
+from ragdiag.findings import AuditResult, Evidence, Finding
+
+pytestmark = pytest.mark.notebook
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report"
+STATUS_WORD = r"(PASS|WARN|FAIL|SKIPPED|ERROR)"
+
+
+def _need(tool: str) -> str:
+    exe = shutil.which(tool)
+    if exe is None:
+        pytest.skip(f"{tool} (Debian poppler-utils) is not installed")
+    return exe
+
+
+def _pdf_text(pdf: Path) -> str:
+    out = subprocess.run([_need("pdftotext"), str(pdf), "-"], capture_output=True, check=True)
+    return out.stdout.decode("utf-8")
+
+
+def _page_images(pdf: Path, prefix: str) -> list[Path]:
+    """Pages 1-2 at 50 dpi, kept under test-artifacts/report/ for people to look at."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob(f"{prefix}-*.png"):
+        old.unlink()
+    subprocess.run([_need("pdftoppm"), "-png", "-r", "50", "-f", "1", "-l", "2", str(pdf),
+                    str(ARTIFACTS / prefix)], check=True)
+    return sorted(ARTIFACTS.glob(f"{prefix}-*.png"))
+
+
+def _words(title: str) -> str:
+    return r"\s+".join(re.escape(w) for w in title.split())
+
+
+@pytest.fixture(scope="module")
+def specs():
+    from ragdiag.checklist import load_checklist
+
+    return load_checklist()
+
+
+@pytest.fixture(scope="module")
+def english(tmp_path_factory):
+    """One report of the embedded sample (default config), shared by the English asserts."""
+    out = tmp_path_factory.mktemp("report-en")
+    lines: list[str] = []
+    paths = R.build_report(None, out, progress=False, log=lines.append)
+    return paths, lines
+
+
+@pytest.fixture(scope="module")
+def saved_findings(tmp_path_factory, specs) -> Path:
+    """A saved AuditResult covering every check (rendering it needs no audit run)."""
+    statuses = ["pass", "warn", "fail", "skipped", "error"]
+    findings = []
+    for i, cid in enumerate(specs):
+        status = statuses[i % len(statuses)]
+        if status == "skipped":
+            findings.append(Finding.skipped(cid, "input missing"))
+        elif status == "error":
+            findings.append(Finding.errored(cid, "crashed", incomplete={"failed_requests": 2}))
+        else:
+            findings.append(Finding(cid, status, f"headline of {cid}",
+                                    metrics={"queries": 10, "share": 0.25},
+                                    evidence=(Evidence("Rows", ("a", "b"),
+                                                       tuple((j, f"r{j}") for j in range(30))),),
+                                    recommendations=(f"fix {cid}",)))
+    meta = {"date": "2026-06-30T10:00:00+00:00", "target": "muster-structured",
+            "policy": "misconfigured", "config": {"client": "Muster AG", "system": "Assistent"}}
+    path = tmp_path_factory.mktemp("findings") / "findings.json"
+    AuditResult(findings=tuple(findings), meta=meta).to_json(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def german(tmp_path_factory, saved_findings):
+    out = tmp_path_factory.mktemp("report-de")
+    return R.build_report(None, out, lang="de", findings_json=saved_findings, progress=False,
+                          log=None)
+
+
+def test_three_files_and_progress_lines(english):
+    paths, lines = english
+    for p in paths:
+        assert p.is_file() and p.stat().st_size > 0, p
+    assert [p.name for p in paths] == ["report.ipynb", "report.html", "report.pdf"]
+    assert paths.pdf.read_bytes().startswith(b"%PDF")
+    assert any(line.startswith("executing notebook") for line in lines)
+    assert "exporting HTML" in lines and any(line.startswith("writing PDF") for line in lines)
+    assert not [p for p in paths.pdf.parent.iterdir() if p.name.startswith(".report-")]  # work dir gone
+
+
+def test_pdf_has_every_check_title_with_a_status(english, specs):
+    paths, _ = english
+    text = _pdf_text(paths.pdf)
+    assert len(specs) == 10
+    for spec in specs.values():
+        title = _words(spec.text("title", "en"))
+        assert re.search(title, text), f"title {spec.text('title', 'en')!r} not in the PDF"
+        # the section heading carries the status badge: "N. Title STATUS"
+        assert re.search(rf"\d+\.\s+{title}\s+{STATUS_WORD}\b", text), spec.id
+    for heading in ("Retrieval audit report", "Executive summary", "Appendix", "Muster AG",
+                    "Query profiles of policy 'misconfigured'", "Goldset metrics", "Versions"):
+        assert heading in text, heading
+    pages = _page_images(paths.pdf, "en")
+    assert len(pages) == 2
+    assert all(p.stat().st_size > 1000 for p in pages)
+
+
+def test_html_hides_code(english):
+    paths, _ = english
+    html = paths.html.read_text(encoding="utf-8")
+    assert "jp-InputArea" not in html and "jp-InputPrompt" not in html
+    for code in ("report_context(", "render_check(", "from ragdiag import report", "findings_json ="):
+        assert code not in html
+    assert "<script src=" not in html
+    assert html.count('class="rd-check"') == 10
+    assert html.count("data:image/png;base64,") >= 3  # figures inline
+
+
+def test_executed_notebook_has_no_errors(english):
+    paths, _ = english
+    nb = nbformat.read(str(paths.ipynb), as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert outputs, "the executed notebook has no outputs"
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert nb.metadata["papermill"]["parameters"]["lang"] == "en"
+    assert nb.metadata["papermill"]["exception"] in (None, False)
+
+
+def test_german_report_uses_the_spec_titles(german, specs):
+    text = _pdf_text(german.pdf)
+    for spec in specs.values():
+        assert re.search(_words(spec.text("title", "de")), text), spec.text("title", "de")
+    for heading in ("Retrieval-Audit-Bericht", "Zusammenfassung", "Anhang", "Warum es wichtig ist",
+                    "Gezeigt werden die ersten 25 von 30 Zeilen"):
+        assert re.search(_words(heading), text), heading
+    html = german.html.read_text(encoding="utf-8")
+    assert '<html lang="de">' in html
+    _page_images(german.pdf, "de")
+
+
+def test_failing_cell_raises_with_index_and_keeps_the_notebook(tmp_path):
+    template = tmp_path / "broken.ipynb"
+    nb = new_notebook(cells=[
+        new_code_cell('config = ""\nclient = ""\nsystem = ""\nlang = "en"\nchecks = ""\nfindings_json = ""',
+                      metadata={"tags": ["parameters"]}),
+        new_code_cell("x = 1"),
+        new_code_cell("raise ValueError('boom in the report')"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, str(template))
+    out = tmp_path / "out"
+    with pytest.raises(NotebookRunError) as info:
+        R.build_report(None, out, template=template, progress=False, log=None)
+    err = info.value
+    assert err.cell_index is not None and err.cell_index >= 2
+    assert "boom in the report" in err.traceback and "ValueError" in str(err)
+    kept = out / "report.ipynb"
+    assert kept.is_file() and "boom in the report" in kept.read_text(encoding="utf-8")
+    assert not (out / "report.pdf").exists() and not (out / "report.html").exists()
+
+
+def test_a_leaked_secret_stops_the_report(tmp_path, monkeypatch):
+    secret = "leaky-Secret-0123456789"
+    monkeypatch.setenv("RAGDIAG_REPORT_TEST_API_KEY", secret)
+    template = tmp_path / "leaky.ipynb"
+    nb = new_notebook(cells=[
+        new_code_cell('config = ""\nlang = "en"', metadata={"tags": ["parameters"]}),
+        new_code_cell("import os\nfrom IPython.display import HTML, display\n"
+                      "display(HTML('<p>' + os.environ['RAGDIAG_REPORT_TEST_API_KEY'] + '</p>'))"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, str(template))
+    out = tmp_path / "out"
+    with pytest.raises(R.SecretLeakError) as info:
+        R.build_report(None, out, template=template, progress=False, log=None)
+    assert "$RAGDIAG_REPORT_TEST_API_KEY" in str(info.value) and secret not in str(info.value)
+    assert not list(out.iterdir())  # nothing written, work dir removed
+
+
+@pytest.mark.skipif(R.find_chromium() is None, reason="Debian chromium is not installed")
+def test_chromium_engine(tmp_path, saved_findings, specs):
+    paths = R.build_report(None, tmp_path, findings_json=saved_findings, pdf_engine="chromium",
+                           progress=False, log=None)
+    assert paths.pdf.read_bytes().startswith(b"%PDF")
+    text = _pdf_text(paths.pdf)
+    for spec in specs.values():
+        assert re.search(_words(spec.text("title", "en")), text), spec.id
+
+
+def test_saved_findings_report_records_its_source(german, saved_findings):
+    nb = json.loads(german.ipynb.read_text(encoding="utf-8"))
+    assert nb["metadata"]["papermill"]["parameters"]["findings_json"] == str(saved_findings.resolve())
+
+
+def test_private_kernelspec_when_python3_is_not_this_interpreter(tmp_path, monkeypatch):
+    """A foreign 'python3' kernelspec is never used and nothing is registered globally."""
+    import os
+
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    real = KernelSpecManager.get_kernel_spec
+
+    def get_kernel_spec(self, name):
+        if name == "python3":
+            raise NoSuchKernel(name)
+        return real(self, name)
+
+    monkeypatch.setattr(KernelSpecManager, "get_kernel_spec", get_kernel_spec)
+    before = os.environ.get("JUPYTER_PATH")
+    template = tmp_path / "tiny.ipynb"
+    nbformat.write(new_notebook(cells=[
+        new_code_cell('config = ""\nlang = "en"', metadata={"tags": ["parameters"]}),
+        new_code_cell("import sys\nfrom IPython.display import HTML, display\n"
+                      "display(HTML('<p>kernel ' + sys.executable + '</p>'))"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}),
+        str(template))
+    paths = R.build_report(None, tmp_path / "out", template=template, progress=False, log=None)
+    assert f"kernel {sys.executable}" in paths.html.read_text(encoding="utf-8")
+    assert os.environ.get("JUPYTER_PATH") == before
