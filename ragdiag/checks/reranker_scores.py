@@ -49,13 +49,15 @@ def semantic_field_health(target: Any, used: set[str | None]) -> list[tuple[str,
             rows.append((cfg.name, "-", "no content fields: the ranker sees titles only"))
         docs = list(islice(target.iter_documents(select=present), SAMPLE_DOCS)) if present else []
         for n in present:
-            vals = [d.get(n) for d in docs]
-            empty = sum(1 for v in vals if not v)
-            words = [len(str(v).split()) for v in vals if v]
+            empty = sum(1 for d in docs if not d.get(n))
             if docs and empty / len(docs) > 0.2:
                 rows.append((cfg.name, n, f"empty in {pct(empty / len(docs))} of {len(docs)} sampled documents"))
-            if n in cfg.content_fields and words and quantile(words, 0.5) < 15:
-                rows.append((cfg.name, n, f"median {quantile(words, 0.5):.0f} words: too short to judge relevance"))
+        # the ranker reads the content fields together: judge their combined length
+        content = [n for n in cfg.content_fields if n in present]
+        words = [sum(len(str(d.get(n) or "").split()) for n in content) for d in docs]
+        if content and words and quantile(words, 0.5) < 15:
+            rows.append((cfg.name, "+".join(content),
+                         f"median {quantile(words, 0.5):.0f} words of content: too short to judge relevance"))
     return rows
 
 
