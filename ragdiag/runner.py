@@ -79,6 +79,7 @@ class _DiskCache:
         self._conn.execute("CREATE TABLE IF NOT EXISTS traces (target TEXT, request TEXT, blob BLOB, "
                            "PRIMARY KEY (target, request))")
         self._lock = threading.Lock()
+        self._pending = 0
 
     def get(self, target: str, request: str) -> Trace | None:
         with self._lock:
@@ -95,7 +96,16 @@ class _DiskCache:
         blob = pickle.dumps(trace, protocol=5)
         with self._lock:
             self._conn.execute("INSERT OR REPLACE INTO traces VALUES (?, ?, ?)", (target, request, blob))
-            self._conn.commit()
+            self._pending += 1
+            if self._pending >= 200:  # one commit per batch: a commit per trace cost ~12 ms each
+                self._conn.commit()
+                self._pending = 0
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                self._conn.commit()
+                self._pending = 0
 
 
 class Runner:
@@ -154,6 +164,11 @@ class Runner:
             self._disk.put(self._target_fp, fp, trace)
         return trace
 
+    def flush(self) -> None:
+        """Write pending traces to the disk cache (run() does this after every batch)."""
+        if self._disk is not None:
+            self._disk.flush()
+
     # ---- batches -------------------------------------------------------------------
     def run(self, requests: Iterable[SearchRequest], *, label: str = "requests") -> list[Trace | Failure]:
         """Execute a batch: each distinct request once, results in input order."""
@@ -194,6 +209,8 @@ class Runner:
                 tick()
         if bar is not None:
             bar.close()
+        if self._disk is not None:
+            self._disk.flush()
         return [results[r.fingerprint()] for r in reqs]
 
     def run_fused(self, groups: Sequence[Sequence[SearchRequest]], *, top: int | None = None,
