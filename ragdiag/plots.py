@@ -253,3 +253,112 @@ def chunk_boundaries(finding: Any) -> Any:
         axes[1].set_title("Boundaries and structure")
     fig.tight_layout()
     return fig
+
+
+@figure_for("call_sites")
+def call_sites(finding: Any) -> Any:
+    ev = _table(finding, "Request builders per module")
+    if ev is None or not ev.rows:
+        return None
+    cols = list(ev.columns)
+    rows = [dict(zip(cols, r, strict=True)) for r in ev.rows]
+    drift = _table(finding, "Drift between call sites")
+    no_security: set[str] = set()
+    no_filter: set[str] = set()
+    if drift is not None:
+        for param, _kind, role, value, _n, where in drift.rows:
+            if value != "absent":
+                continue
+            if param == "security filter":
+                no_security.update(where or ())
+            elif str(param).startswith("filter:") and role != "scope":
+                no_filter.update(where or ())
+    names = [str(r["module"]) for r in rows]
+    counts = [int(r["call sites"]) for r in rows]
+    colors = ["tab:red" if no_security & set(r["where"] or ()) else
+              "tab:orange" if no_filter & set(r["where"] or ()) else "tab:blue" for r in rows]
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * len(names)))
+    y = list(range(len(names)))
+    ax.barh(y, counts, color=colors)
+    for i, c in enumerate(counts):
+        ax.text(c + 0.05, i, str(c), va="center", fontsize=8)
+    ax.set_yticks(y, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(counts) * 1.15 + 0.5)
+    ax.set_xlabel("call sites (red: security clause missing at one; orange: a filter clause missing)",
+                  fontsize=8)
+    ax.set_title(f"Search call sites per module ({len(names)} module(s) build requests)")
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("context_budgets")
+def context_budgets(finding: Any) -> Any:
+    per_q = _table(finding, "Context tokens per question")
+    per_p = _table(finding, "Context tokens per profile")
+    if per_q is None or not per_q.rows:
+        return None
+    by_profile: dict[str, list[float]] = defaultdict(list)
+    for _case, profile, _sources, tokens in per_q.rows:
+        if _num(tokens) is not None:
+            by_profile[str(profile)].append(float(tokens))
+    names = sorted(by_profile)
+    budget = None
+    if per_p is not None and per_p.rows and "budget" in per_p.columns:
+        budget = _num(per_p.rows[0][list(per_p.columns).index("budget")])
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.boxplot([by_profile[n] for n in names], tick_labels=names, showfliers=True)
+    if budget is not None:
+        ax.axhline(budget, color="red", linestyle="--", linewidth=1, label=f"context budget ({budget:.0f} tokens)")
+        ax.legend(fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("context tokens (top hits' content)")
+    ax.set_title("Assembled context per profile vs budget")
+    ax.tick_params(axis="x", rotation=30, labelsize=8)
+    fig.tight_layout()
+    return fig
+
+
+@figure_for("acl_trimming")
+def acl_trimming(finding: Any) -> Any:
+    leaks = _table(finding, "Leak probes per identity")
+    inj = _table(finding, "Injection probes")
+    if (leaks is None or not leaks.rows) and (inj is None or not inj.rows):
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    if leaks is not None and leaks.rows:
+        cols = list(leaks.columns)
+        names = [str(r[0]) for r in leaks.rows]
+        req = [int(r[cols.index("requests")]) for r in leaks.rows]
+        out = [int(r[cols.index("results outside rights")]) for r in leaks.rows]
+        x = list(range(len(names)))
+        axes[0].bar([i - 0.2 for i in x], req, width=0.4, label="probe requests", color="tab:blue")
+        axes[0].bar([i + 0.2 for i in x], out, width=0.4, label="results outside rights", color="tab:red")
+        for i, v in enumerate(out):
+            axes[0].text(i + 0.2, v, str(v), ha="center", va="bottom", fontsize=7)
+        axes[0].set_xticks(x, names, rotation=30, fontsize=8)
+        axes[0].set_title("Leak probes per identity (acceptable: 0 outside)")
+        axes[0].legend(fontsize=8)
+    else:
+        axes[0].set_axis_off()
+    if inj is not None and inj.rows:
+        cols = list(inj.columns)
+        names = [str(r[0]) for r in inj.rows]
+        evaluated = [int(r[cols.index("filters evaluated")]) for r in inj.rows]
+        bad = [int(r[cols.index("admit a forbidden record")]) + int(r[cols.index("parse errors")])
+               + int(_num(r[cols.index("results outside the groups")]) or 0) for r in inj.rows]
+        y = list(range(len(names)))
+        axes[1].barh([i - 0.2 for i in y], evaluated, height=0.4, label="filters evaluated", color="tab:blue")
+        axes[1].barh([i + 0.2 for i in y], bad, height=0.4, label="not restrictive", color="tab:red")
+        axes[1].set_yticks(y, names, fontsize=8)
+        axes[1].invert_yaxis()
+        axes[1].set_xlim(0, max(evaluated + bad + [1]) * 1.6)
+        axes[1].set_title("Injection probes per hostile value")
+        axes[1].legend(fontsize=8, loc="lower right")
+    else:
+        axes[1].set_axis_off()
+    fig.tight_layout()
+    return fig
