@@ -42,13 +42,13 @@ import difflib
 import json
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError
+from ragdiag.tomlfile import TomlFile
 
 __all__ = [
     "TEXT_FIELDS",
@@ -290,19 +290,8 @@ def _line_of(lines: Mapping[str, int], key: str) -> int | None:
 def load_spec(path: str | Path) -> CheckSpec:
     """Load and validate one spec file; every problem is a `ConfigError` with file and line."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("checklist spec file not found", path=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"spec file is not UTF-8 ({exc.reason})", path=str(p)) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = re.search(r"at line (\d+)", msg)
-        line = int(m.group(1)) if m else (len(text.splitlines()) or 1)
-        raise ConfigError(f"TOML syntax error: {msg}", path=str(p), line=line) from None
+    tf = TomlFile.load(p)  # not found, not UTF-8 and TOML syntax errors, with file and line
+    text, data = tf.text, tf.data
     return _build(data, path=p, lines=_scan_lines(text), n_lines=len(text.splitlines()))
 
 
