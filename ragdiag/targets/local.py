@@ -43,7 +43,7 @@ from ragdiag.scoring import document_boost, parse_scoring_parameters
 
 FORMAT_VERSION = 1
 # Bump when search semantics change, so cached traces of older code are never reused.
-SEMANTICS_VERSION = 1
+SEMANTICS_VERSION = 2  # 2: stale HNSW graphs are no longer reused after a rebuild
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -110,6 +110,13 @@ class _FieldBM25:
         tok.word_to_stem, tok.stem_to_sid, tok.word_to_id = state["tokenizer"]
         state["tokenizer"] = tok
         self.__dict__.update(state)
+        # Unpickled arrays carry non-canonical dtype objects, which makes numpy's np.add.at
+        # (bm25s's scoring loop) take a slow path: re-view them with canonical dtypes (no copy).
+        scores = getattr(self.bm25, "scores", None)
+        if isinstance(scores, dict):
+            for k, v in list(scores.items()):
+                if isinstance(v, np.ndarray):
+                    scores[k] = v.view(np.dtype(v.dtype.str))
 
 
 def _tokenizer() -> Any:
@@ -244,6 +251,8 @@ class LocalTarget:
         manifest = index_dir / "manifest.json"
         if manifest.exists():
             manifest.unlink()  # a half-written index must never look valid
+        for stale in (index_dir / "vectors").glob("*.hnsw"):
+            stale.unlink()  # HNSW graphs of the previous records would answer with wrong rows
         (index_dir / "schema.json").write_text(json.dumps(schema.to_azure(), indent=2))
         with open(index_dir / "records.pkl", "wb") as fh:
             pickle.dump(recs, fh, protocol=5)
@@ -356,9 +365,10 @@ class LocalTarget:
             m = prof.m if prof else 16
             efc = prof.ef_construction if prof else 200
             efs = prof.ef_search if prof else 128
-            if path.exists():
-                idx = faiss.read_index(str(path))
-            else:
+            idx = faiss.read_index(str(path)) if path.exists() else None
+            if idx is not None and idx.ntotal != self.vectors[field].shape[0]:
+                idx = None  # a graph of other records: rebuild it
+            if idx is None:
                 arr = self.vectors[field]
                 idx = faiss.IndexHNSWFlat(arr.shape[1], max(4, m), faiss.METRIC_INNER_PRODUCT)
                 idx.hnsw.efConstruction = efc
