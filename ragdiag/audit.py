@@ -290,7 +290,10 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "target": getattr(ctx.target, "name", ""),
         "policy": getattr(ctx.policy, "name", None),
         "runner": ctx.runner.stats.to_dict(),
+        "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    if getattr(ctx.target, "unsent_parameters", None):
+        meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     return AuditResult(findings=tuple(findings), meta=meta)
 
 
