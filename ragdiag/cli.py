@@ -233,7 +233,10 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
     con.print(f"{summary['questions']} questions x {summary['profiles']} profiles; "
               f"{summary['total_requests']} requests"
               + (f" = {ratio:.2f} per question and profile" if ratio is not None else "")
-              + ". Nothing was sent (the index definition and document count were read once).")
+              + ". Nothing was sent (the index definition and document count were read once). "
+              "Not counted: acl_trimming's leak probes asked from documents the index lists per "
+              "foreign group (at most 3 per identity and group, each through the routed profile and "
+              "one profile per way of handling the identity).")
     return 0
 
 

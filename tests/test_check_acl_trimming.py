@@ -264,7 +264,7 @@ def test_misconfigured_sample_fails_on_the_fstring_filter(misconfigured_ctx, che
     missing = _rows(f, "Queries without an identity")
     assert any("muster_assistant/agents/search_agent.py:67" in r["examples"] for r in missing)
     # the policy trims on every profile: the probes find nothing
-    assert f.metrics["leaked_results"] == 0 and f.metrics["leak_probe_requests"] > 100
+    assert f.metrics["leaked_results"] == 0 and f.metrics["leak_probe_requests"] > 40
     assert f.metrics["injection_failures"] == 0
     assert any("api.py:23" in r and "search.in" in r for r in f.recommendations)
     from ragdiag.plots import figure

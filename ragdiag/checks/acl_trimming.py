@@ -543,10 +543,20 @@ class AclTrimming:
 
         plan: list[tuple[str, str, str, str]] = []  # identity, profile, question, probe
         reqs: list[SearchRequest] = []
+        # Profiles that handle the identity the same way (trimming on/off, each vector query's
+        # filter_override and whether it keeps the clause) trim the same way: probe one of each
+        # such kind, plus the profile the question is routed to, instead of every profile.
+        kinds: dict[tuple[Any, ...], Any] = {}
+        for p in policy.profiles.values():
+            sig = (p.security_trimming, tuple((vq.filter_override is not None, vq.override_security)
+                                              for vq in p.vector_queries))
+            kinds.setdefault(sig, p)
         for name, qs in questions.items():
             ident = ctx.identities[name]
             for q, label in qs:
-                for p in policy.profiles.values():
+                routed = policy.route(q).profile
+                probe_profiles = {routed.name: routed, **{k.name: k for k in kinds.values()}}
+                for p in probe_profiles.values():
                     reqs.append(p.build(q, ident, security_field=policy.security_field, entities=ctx.entities(q)))
                     plan.append((name, p.name, q, label))
         results = ctx.runner.run(reqs, label="acl leak probes") if reqs else []

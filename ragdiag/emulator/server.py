@@ -603,6 +603,12 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     server: _Server
 
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes; without TCP_NODELAY, Nagle and delayed
+        # ACKs stall every keep-alive response by ~40 ms (measured: 62 ms vs 16 ms a request).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         # Request lines only (never headers, so never a key).
         log.debug("%s %s", self.address_string(), format % args)
