@@ -1,0 +1,68 @@
+"""Audit config: a valid file loads; every mistake names the file, the line and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdiag.config import load_config
+from ragdiag.errors import ConfigError
+from ragdiag.sample_system import sample_dir
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "audit.toml"
+    p.write_text(text)
+    return p
+
+
+def test_sample_configs_load():
+    cfg = load_config(sample_dir() / "audit.toml")
+    assert cfg.target.kind == "sample" and cfg.target.variant == "structured"
+    assert cfg.profiles.name == "misconfigured.toml" and cfg.goldset.exists()
+    assert cfg.identities["anna.sales"] == ("all-staff", "sales")
+    assert cfg.budgets["context_tokens"] == 6000
+    assert load_config(sample_dir() / "audit-naive.toml").goldset is None
+
+
+def test_unknown_key_names_line_and_allowed(tmp_path):
+    p = _write(tmp_path, '[target]\nkind = "sample"\n\n[inputs]\nprofile = "x.toml"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    msg = str(err.value)
+    assert f"{p}:5:" in msg and "unknown key 'profile'" in msg and "profiles" in msg
+
+
+def test_bad_target_kind(tmp_path):
+    p = _write(tmp_path, '[audit]\nname = "x"\n\n[target]\nkind = "elastic"\n')
+    with pytest.raises(ConfigError, match=r"audit.toml:5: target kind must be one of sample, local, azure"):
+        load_config(p)
+
+
+def test_missing_target_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match=r"missing \[target\] table"):
+        load_config(_write(tmp_path, '[audit]\nname = "x"\n'))
+    p = _write(tmp_path, '[target]\nkind = "sample"\n[inputs]\ngoldset = "nope.yaml"\n')
+    with pytest.raises(ConfigError, match=r"audit.toml:4: 'goldset' points to .*nope.yaml, which does not exist"):
+        load_config(p)
+
+
+def test_keys_never_in_the_config(tmp_path):
+    p = _write(tmp_path, '[target]\nkind = "azure"\nendpoint = "https://x"\nindex = "i"\n'
+                         'api_key = "0123456789abcdef0123456789abcdef"\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    assert "api_key_env" in str(err.value) and "0123456789abcdef" not in str(err.value)
+
+
+def test_azure_target_needs_endpoint_and_identities_must_be_lists(tmp_path):
+    with pytest.raises(ConfigError, match="an azure target needs 'endpoint'"):
+        load_config(_write(tmp_path, '[target]\nkind = "azure"\nindex = "i"\n'))
+    p = _write(tmp_path, '[target]\nkind = "sample"\n\n[identities]\n"anna" = "sales"\n')
+    with pytest.raises(ConfigError, match=r"audit.toml:5: identity 'anna' must be a list of group names"):
+        load_config(p)
+
+
+def test_toml_syntax_error_has_a_line(tmp_path):
+    p = _write(tmp_path, '[target]\nkind = "sample"\n[runner\n')
+    with pytest.raises(ConfigError, match=r"audit.toml:3: TOML syntax error"):
+        load_config(p)
