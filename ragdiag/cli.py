@@ -324,6 +324,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         paths = build_report(args.config or None, Path(args.out), lang=args.lang, pdf_engine=args.pdf_engine,
                              client=args.client, system=args.system, checks=checks, progress=True,
+                             findings_json=args.findings,
                              log=lambda m: _console(stderr=True).print(m))
     except NotebookRunError as exc:
         print(f"ragdiag: error: {exc}", file=sys.stderr)
@@ -384,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--client", help="client name on the title page (default: from the config)")
     rp.add_argument("--system", help="system name on the title page (default: from the config)")
     rp.add_argument("--checks", help="comma-separated check ids (default: all)")
+    rp.add_argument("--findings", help="render a saved `ragdiag audit --json` result instead of re-running")
     rp.set_defaults(func=cmd_report)
 
     sc = sub.add_parser("scan-code", help="find search and LLM call sites in a client's code (read only)")
