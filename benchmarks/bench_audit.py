@@ -35,11 +35,11 @@ RUNTIME = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text
 def _ctx(cache: Path):
     """A fresh audit context (empty trace cache) over the shared target with cleared stage caches."""
     from ragdiag.audit import build_context
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
 
     open_sample_target("structured", progress=False).clear_stage_caches()
-    from ragdiag.config import load_config
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import sample_dir
 
     return build_context(load_config(sample_dir() / "audit.toml"), progress=False, cache_dir=cache)
 
@@ -100,7 +100,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "audit.json"))
     args = ap.parse_args()
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
 
     t0 = time.perf_counter()
     open_sample_target("structured", progress=False)

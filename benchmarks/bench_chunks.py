@@ -40,14 +40,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from ragdiag.chunking import fixed_size, structure_aware  # noqa: E402
 from ragdiag.chunks import ChunkFields, analyse_chunks, token_counter  # noqa: E402
+from ragdiag.sample.chunking import fixed_size, structure_aware  # noqa: E402
 
 FIELDS = ChunkFields().select()
 
 
 def corpus_records(n_chunks: int) -> list[dict[str, Any]]:
-    docs = [json.loads(line) for line in (REPO / "sample_data" / "corpus" / "documents.jsonl").open()]
+    docs = [json.loads(line) for line in (REPO / "ragdiag" / "sample" / "data" / "corpus" / "documents.jsonl").open()]
     out: list[dict[str, Any]] = []
     variant = 0
     fixed = [40, 60, 90, 120, 160, 200]

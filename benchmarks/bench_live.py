@@ -62,7 +62,7 @@ def _load() -> float:
 @contextlib.contextmanager
 def _tcp_nodelay(on: bool):
     """TCP_NODELAY on the emulator's accepted sockets while the block runs (when `on`)."""
-    from ragdiag.emulator import server as srv
+    from ragdiag.targets.emulator import server as srv
 
     if not on:
         yield
@@ -83,9 +83,9 @@ def _tcp_nodelay(on: bool):
 def _emulated_run(target, base_config: Path, *, concurrency: int, latency_ms: float, key: str,
                   nodelay: bool) -> dict:
     from ragdiag.audit import build_context, run_checks
-    from ragdiag.config import load_config
-    from ragdiag.emulator import Emulator, Faults
-    from ragdiag.live_sample import emulated_config
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.live import emulated_config
+    from ragdiag.targets.emulator import Emulator, Faults
 
     with tempfile.TemporaryDirectory(prefix="ragdiag-live-") as tmp, _tcp_nodelay(nodelay), \
             Emulator({INDEX: target}, api_key=key, faults=Faults(latency_ms=latency_ms)) as emu:
@@ -122,10 +122,10 @@ def _emulated_run(target, base_config: Path, *, concurrency: int, latency_ms: fl
 
 def _plan(target, base_config: Path, key: str) -> dict:
     from ragdiag.audit import build_context
-    from ragdiag.config import load_config
-    from ragdiag.emulator import Emulator
-    from ragdiag.live_sample import emulated_config
+    from ragdiag.inputs.config import load_config
     from ragdiag.plan import plan_audit
+    from ragdiag.sample.live import emulated_config
+    from ragdiag.targets.emulator import Emulator
 
     with tempfile.TemporaryDirectory(prefix="ragdiag-plan-") as tmp, \
             Emulator({INDEX: target}, api_key=key) as emu:
@@ -155,8 +155,8 @@ def main() -> int:
 
     from ragdiag import __version__
     from ragdiag.audit import build_context, run_checks
-    from ragdiag.config import load_config
-    from ragdiag.sample_system import open_sample_target, sample_dir
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import open_sample_target, sample_dir
     from ragdiag.targets.azure import sdk_version
 
     key = secrets.token_hex(16)

@@ -231,7 +231,7 @@ class Baseline:
 # ---------------------------------------------------------------------------------------
 
 def bench_schema() -> Any:
-    from ragdiag.schema import STRING, VECTOR, Field, IndexSchema, VectorSearchProfile
+    from ragdiag.model.schema import STRING, VECTOR, Field, IndexSchema, VectorSearchProfile
 
     return IndexSchema(
         name="bench",

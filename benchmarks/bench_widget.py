@@ -1,4 +1,4 @@
-"""Benchmark of the profile tuner's round trip (`ragdiag.widgets.ProfileTuner`) on the sample.
+"""Benchmark of the profile tuner's round trip (`ragdiag.tuner.ProfileTuner`) on the sample.
 
 One round trip = setting a control's `.value` through the widget API until every output
 (status, metrics, pool histogram, score histogram, drill-down) holds its new HTML: the
@@ -44,8 +44,8 @@ sys.path.insert(0, str(REPO))
 
 def _context(cache_dir: Path):
     from ragdiag.audit import build_context
-    from ragdiag.config import load_config
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import sample_dir
 
     return build_context(load_config(sample_dir() / "audit.toml"), progress=False, cache_dir=cache_dir)
 
@@ -64,7 +64,7 @@ def _set(widget, value):
 
 def cold_once() -> dict[str, float]:
     """In this (fresh) process: context, tuner construction, first change."""
-    from ragdiag.widgets import ProfileTuner
+    from ragdiag.tuner import ProfileTuner
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -80,7 +80,7 @@ def cold_once() -> dict[str, float]:
 
 
 def warm(reps: int, profile: bool) -> dict[str, object]:
-    from ragdiag.widgets import ProfileTuner
+    from ragdiag.tuner import ProfileTuner
 
     with tempfile.TemporaryDirectory() as tmp:
         ctx = _context(Path(tmp))
@@ -128,7 +128,7 @@ def main() -> None:
         return
 
     # make sure the sample index exists before timing anything
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
 
     open_sample_target("structured", progress=True)
     colds = []

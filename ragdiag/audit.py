@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
-from ragdiag.config import AuditConfig, load_config
+from ragdiag.engine.probes import BASELINE, Probe
+from ragdiag.engine.runner import Failure, Runner
 from ragdiag.errors import ConfigError
+from ragdiag.inputs.config import AuditConfig, load_config
 from ragdiag.model import SearchRequest, Trace
-from ragdiag.probes import BASELINE, Probe
-from ragdiag.runner import Failure, Runner
 
 EVAL_DEPTH = 50  # goldset questions are ranked this deep (recall@50), whatever the profile's top
 
@@ -116,8 +116,8 @@ class AuditContext:
             return list(self.goldset)
         if self.query_log is None:
             return []
-        from ragdiag.goldset import GoldCase
-        from ragdiag.routing import INTENTS
+        from ragdiag.inputs.goldset import GoldCase
+        from ragdiag.policy.routing import INTENTS
 
         seen: dict[str, Any] = {}
         for i, e in enumerate(self.query_log.entries):
@@ -187,13 +187,13 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
     """The target the config names (read-only)."""
     t = config.target
     if t.kind == "sample":
-        from ragdiag.sample_system import open_sample_target
+        from ragdiag.sample.system import open_sample_target
 
         return open_sample_target(t.variant, progress=progress, log=log)
     if t.kind == "local":
         from ragdiag.encoders import load_reranker
-        from ragdiag.sample_system import cache_dir, sample_embedder
-        from ragdiag.schema import IndexSchema
+        from ragdiag.model.request.schema import IndexSchema
+        from ragdiag.sample.system import cache_dir, sample_embedder
         from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 
         schema = IndexSchema.load(t.schema)
@@ -234,8 +234,8 @@ def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None) -> AuditContext:
     """Open the target and load every input the config names."""
-    from ragdiag.profiles import Identity, load_policy
-    from ragdiag.sample_system import cache_dir as default_cache
+    from ragdiag.policy.profile import Identity, load_policy
+    from ragdiag.sample.system import cache_dir as default_cache
 
     target = target if target is not None else open_target(config, log=log, progress=progress)
     runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
@@ -244,13 +244,13 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
     if config.goldset:
-        from ragdiag.goldset import load_goldset, load_trec_qrels
+        from ragdiag.inputs.goldset import load_goldset, load_trec_qrels
 
         goldset = (load_trec_qrels(config.goldset) if config.goldset.suffix in ("", ".qrels", ".txt")
                    else load_goldset(config.goldset))
     query_log = None
     if config.query_log:
-        from ragdiag.querylog import load_query_log
+        from ragdiag.inputs.querylog import load_query_log
 
         query_log = load_query_log(config.query_log)
     identities = {name: Identity(name, tuple(groups)) for name, groups in config.identities.items()}
@@ -264,9 +264,9 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
 def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
                checklist_dir: Path | None = None, on_check: Callable[[str], None] | None = None) -> Any:
     """Run the registered checks (or the named subset) and collect an `AuditResult`."""
-    from ragdiag.checklist import default_checklist_dir, load_checklist
     from ragdiag.checks import resolve, run_check
-    from ragdiag.findings import AuditResult
+    from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+    from ragdiag.model.request.findings import AuditResult
 
     folder = checklist_dir or (ctx.config.checklist if ctx.config and ctx.config.checklist else None) \
         or default_checklist_dir()
@@ -306,7 +306,7 @@ def _with_texts(finding: Any, spec: Any, lang: str) -> Any:
 def run_audit(config_path: str | Path | None = None, *, checks: Sequence[str] | None = None,
               log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
     """Load the config (default: the embedded sample's), run the checks, return the AuditResult."""
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     path = Path(config_path) if config_path else sample_dir() / "audit.toml"
     config = load_config(path)

@@ -29,7 +29,7 @@ def _log(msg: str) -> None:
 # ---- sample ----------------------------------------------------------------------
 def cmd_sample_build(args: argparse.Namespace) -> int:
     from ragdiag.sample.build import build_sample
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     out = Path(args.out) if args.out else sample_dir()
     summary = build_sample(out)
@@ -44,10 +44,15 @@ def cmd_sample_querylog(args: argparse.Namespace) -> int:
     import yaml
 
     from ragdiag.audit import entity_matcher
-    from ragdiag.profiles import Identity, load_policy
-    from ragdiag.querylog_sim import SAMPLE_CASCADES, SAMPLE_INTENT_WEIGHTS, simulate, write_jsonl
+    from ragdiag.policy.profile import Identity, load_policy
+    from ragdiag.sample.querylog_sim import (
+        SAMPLE_CASCADES,
+        SAMPLE_INTENT_WEIGHTS,
+        simulate,
+        write_jsonl,
+    )
     from ragdiag.sample.schema import SAMPLE_IDENTITIES
-    from ragdiag.sample_system import open_sample_target, sample_dir
+    from ragdiag.sample.system import open_sample_target, sample_dir
 
     base = sample_dir()
     target = open_sample_target("structured", log=_log)
@@ -71,7 +76,7 @@ def cmd_sample_ask(args: argparse.Namespace) -> int:
     from ragdiag.model import SearchRequest, VectorQuery
     from ragdiag.odata import search_in_any
     from ragdiag.sample.schema import SAMPLE_IDENTITIES
-    from ragdiag.sample_system import open_sample_target, sample_dir
+    from ragdiag.sample.system import open_sample_target, sample_dir
 
     target = open_sample_target(args.variant, log=_log)
     cases = yaml.safe_load((sample_dir() / "goldset.yaml").read_text(encoding="utf-8"))
@@ -124,7 +129,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     from ragdiag.errors import InputDataError
     from ragdiag.model import SearchRequest
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
 
     path = Path(args.request)
     try:
@@ -167,8 +172,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ragdiag.audit import build_context, run_checks
-    from ragdiag.config import load_config
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import sample_dir
 
     path = Path(args.config) if args.config else sample_dir() / "audit.toml"
     config = load_config(path)
@@ -243,8 +248,8 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
 def cmd_checks_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ragdiag.checklist import default_checklist_dir, load_checklist
     from ragdiag.checks import CHECKS_TABLE_COLUMNS, checks_table
+    from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
 
     specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
     table = Table(title="ragdiag checklist")
@@ -260,9 +265,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """An Azure-compatible, read-only endpoint over the local sample indexes."""
     import os
 
-    from ragdiag.emulator import Faults, run_server
     from ragdiag.errors import ConfigError
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
+    from ragdiag.targets.emulator import Faults, run_server
 
     key = None
     if args.api_key_env:

@@ -13,15 +13,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture(scope="session")
 def sample_target():
     """The structure-aware sample index (built on first use, cached on disk)."""
-    from ragdiag.sample_system import open_sample_target
+    from ragdiag.sample.system import open_sample_target
 
     return open_sample_target("structured", progress=False)
 
 
 def _context(config_name: str, cache_dir):
     from ragdiag.audit import build_context
-    from ragdiag.config import load_config
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import sample_dir
 
     # a per-session trace cache: tests never read traces an older build of ragdiag wrote
     return build_context(load_config(sample_dir() / config_name), progress=False, cache_dir=cache_dir)
@@ -41,6 +41,6 @@ def tuned_ctx(sample_target, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def checklist():
-    from ragdiag.checklist import load_checklist
+    from ragdiag.inputs.checklist import load_checklist
 
     return load_checklist()

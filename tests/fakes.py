@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ragdiag.schema import (
+from ragdiag.model.schema import (
     BOOLEAN,
     DATETIME,
     DOUBLE,

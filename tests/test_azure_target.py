@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from ragdiag.config import AuditConfig, TargetConfig
-from ragdiag.emulator import Emulator, Faults
+from ragdiag.engine.runner import Runner
 from ragdiag.errors import ConfigError, TargetError
+from ragdiag.inputs.config import AuditConfig, TargetConfig
 from ragdiag.model import SearchRequest, VectorQuery
-from ragdiag.runner import Runner
+from ragdiag.targets.emulator import Emulator, Faults
 from tests.test_emulator import INDEX, KEY, build_tiny_target
 
 pytest.importorskip("azure.search.documents")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import textwrap
 
 from ragdiag.audit import AuditContext
-from ragdiag.checklist import load_checklist
 from ragdiag.checks import resolve, run_check
-from ragdiag.sample_system import sample_dir
+from ragdiag.inputs.checklist import load_checklist
+from ragdiag.sample.system import sample_dir
 
 DRIFTING = {
     "kb.py": """

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from ragdiag.audit import AuditContext
-from ragdiag.checklist import load_checklist
 from ragdiag.checks.registry import get, run_check
-from ragdiag.goldset import load_goldset
+from ragdiag.inputs.checklist import load_checklist
+from ragdiag.inputs.goldset import load_goldset
 from ragdiag.odata import compile_filter
 from ragdiag.sample.schema import sample_schema
 
 REPO = Path(__file__).resolve().parents[1]
-INDEX = REPO / "sample_data" / "index"
-GOLDSET = REPO / "sample_data" / "goldset.yaml"
+INDEX = REPO / "ragdiag" / "sample" / "data" / "index"
+GOLDSET = REPO / "ragdiag" / "sample" / "data" / "goldset.yaml"
 
 pytestmark = pytest.mark.skipif(not (INDEX / "naive.jsonl").exists() or not (INDEX / "structured.jsonl").exists(),
                                 reason="sample index files not built")
@@ -177,7 +177,7 @@ def test_no_content_field_is_skipped(check, spec):
 
 
 def test_figure_draws_from_the_finding(naive):
-    from ragdiag.findings import Finding
+    from ragdiag.model.findings import Finding
     from ragdiag.plots import figure
 
     finding, _ = naive

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from ragdiag.audit import AuditContext
-from ragdiag.checklist import load_checklist
 from ragdiag.checks import resolve, run_check
 from ragdiag.checks.context_budgets import count_tokens
-from ragdiag.goldset import GoldCase, Goldset
-from ragdiag.profiles import Identity, loads_policy
-from ragdiag.runner import Runner
+from ragdiag.engine.runner import Runner
+from ragdiag.inputs.checklist import load_checklist
+from ragdiag.inputs.goldset import GoldCase, Goldset
+from ragdiag.policy.profile import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

@@ -1,4 +1,4 @@
-"""Tests of ragdiag.checklist: the ten shipped specs, and every way a spec can be wrong."""
+"""Tests of ragdiag.inputs.checklist: the ten shipped specs, and every way a spec can be wrong."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdiag.checklist import (
+from ragdiag.errors import ConfigError
+from ragdiag.inputs.checklist import (
     TEXT_FIELDS,
     CheckSpec,
     checklist_table_markdown,
@@ -17,9 +18,8 @@ from ragdiag.checklist import (
     load_spec,
     packaged_checklist_dir,
 )
-from ragdiag.errors import ConfigError
 
-CHECKS_DIR = Path(__file__).resolve().parents[1] / "checks"
+CHECKS_DIR = Path(__file__).resolve().parents[1] / "ragdiag" / "checks" / "specs"
 
 # The ten checks of CHECKS.md with their default thresholds, in checklist order.
 EXPECTED_THRESHOLDS = {

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from ragdiag.audit import AuditContext
-from ragdiag.checklist import load_checklist
 from ragdiag.checks import resolve, run_check
-from ragdiag.goldset import GoldCase, Goldset
-from ragdiag.profiles import Identity, loads_policy
-from ragdiag.querylog import load_query_log
-from ragdiag.runner import Runner
+from ragdiag.engine.runner import Runner
+from ragdiag.inputs.checklist import load_checklist
+from ragdiag.inputs.goldset import GoldCase, Goldset
+from ragdiag.inputs.querylog import load_query_log
+from ragdiag.policy.profile import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

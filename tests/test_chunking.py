@@ -1,10 +1,11 @@
-"""Tests of ragdiag.chunking on tiny hand-made documents."""
+"""Tests of ragdiag.sample.chunking on tiny hand-made documents."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragdiag.chunking import (
+from ragdiag.errors import InputDataError
+from ragdiag.sample.chunking import (
     RECORD_FIELDS,
     confidence_score,
     fixed_size,
@@ -12,7 +13,6 @@ from ragdiag.chunking import (
     split_sentences,
     structure_aware,
 )
-from ragdiag.errors import InputDataError
 
 # six sentences of five words each
 S = ["Alpha pumps run every day.", "Bravo valves close very fast.", "Charlie sensors read the pressure.",

@@ -17,7 +17,7 @@ from ragdiag.chunks import (
     is_heading,
     straddling_answers,
 )
-from ragdiag.goldset import GoldCase, Goldset
+from ragdiag.inputs.goldset import GoldCase, Goldset
 
 
 def words(text: str) -> int:
@@ -323,7 +323,7 @@ def test_fields_from_sample_schema():
 
 
 def test_fields_from_an_integrated_vectorization_schema():
-    from ragdiag.schema import STRING, VECTOR, Field, IndexSchema
+    from ragdiag.model.schema import STRING, VECTOR, Field, IndexSchema
 
     schema = IndexSchema(name="iv", fields=(
         Field("chunk_id", STRING, key=True, searchable=True),

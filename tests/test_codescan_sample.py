@@ -11,7 +11,7 @@ import pytest
 import ragdiag.codescan as codescan
 from ragdiag.codescan import CodeScan, scan_path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+SAMPLE = Path(__file__).resolve().parents[1] / "ragdiag" / "sample" / "data"
 FAULTY = SAMPLE / "client_app"
 SOUND = SAMPLE / "client_app_sound"
 LOCATION = re.compile(r"`([\w./-]+\.(?:py|ts|txt|md|yaml)):(\d+)`")

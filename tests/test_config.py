@@ -6,9 +6,9 @@ import secrets
 
 import pytest
 
-from ragdiag.config import load_config
 from ragdiag.errors import ConfigError
-from ragdiag.sample_system import sample_dir
+from ragdiag.inputs.config import load_config
+from ragdiag.sample.system import sample_dir
 
 
 def _write(tmp_path, text):

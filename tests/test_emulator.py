@@ -12,10 +12,10 @@ import urllib.request
 import numpy as np
 import pytest
 
-from ragdiag.emulator import IGNORED_BODY_KEYS, Emulator, Faults
 from ragdiag.errors import ConfigError
 from ragdiag.model import SearchRequest, VectorQuery
-from ragdiag.schema import IndexSchema
+from ragdiag.model.schema import IndexSchema
+from ragdiag.targets.emulator import IGNORED_BODY_KEYS, Emulator, Faults
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

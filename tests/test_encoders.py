@@ -1,4 +1,4 @@
-"""Embedding cache, embedders and rerankers (ragdiag.encoders / ragdiag.embedding_cache).
+"""Embedding cache, embedders and rerankers (ragdiag.encoders / ragdiag.encoders.cache).
 
 The real all-MiniLM-L6-v2 is loaded once per session (fixture ``minilm``). Nothing here is
 skipped: a missing prerequisite fails with the reason.
@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from ragdiag import encoders
-from ragdiag.embedding_cache import EmbeddingCache
 from ragdiag.encoders import (
     BI_ENCODER_HIGH,
     BI_ENCODER_LOW,
@@ -28,6 +27,7 @@ from ragdiag.encoders import (
     default_embedder,
     load_reranker,
 )
+from ragdiag.encoders.cache import EmbeddingCache
 from ragdiag.errors import MissingDependencyError, ModelError, RagdiagError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,7 +148,7 @@ def test_cache_two_processes_write_concurrently(tmp_path):
     script = textwrap.dedent("""
         import sys
         import numpy as np
-        from ragdiag.embedding_cache import EmbeddingCache
+        from ragdiag.encoders.cache import EmbeddingCache
         worker = sys.argv[1]
         cache = EmbeddingCache(sys.argv[2])
         for b in range(20):

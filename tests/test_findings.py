@@ -1,4 +1,4 @@
-"""Tests of ragdiag.findings: statuses, JSON round trips, exit codes, notebook display."""
+"""Tests of ragdiag.model.findings: statuses, JSON round trips, exit codes, notebook display."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import ragdiag
 from ragdiag.errors import ConfigError, InputDataError
-from ragdiag.findings import (
+from ragdiag.model.findings import (
     SEVERITY,
     STATUSES,
     AuditResult,

@@ -1,4 +1,4 @@
-"""Tests of ragdiag.goldset: YAML/JSONL loading, every error with its line, TREC qrels, discovery."""
+"""Tests of ragdiag.inputs.goldset: YAML/JSONL loading, every error with its line, TREC qrels, discovery."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.errors import InputDataError
-from ragdiag.goldset import (
+from ragdiag.inputs.goldset import (
     ALLOWED_KEYS,
     GoldCase,
     Goldset,

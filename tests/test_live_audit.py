@@ -29,8 +29,8 @@ import pytest
 
 pytest.importorskip("azure.search.documents")
 
-from ragdiag.emulator import Emulator, Faults  # noqa: E402
-from ragdiag.live_sample import PREVIEW_API_VERSION, emulated_config  # noqa: E402
+from ragdiag.sample.live import PREVIEW_API_VERSION, emulated_config  # noqa: E402
+from ragdiag.targets.emulator import Emulator, Faults  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +135,7 @@ def live_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def live_config(emulator, live_dir):
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     return emulated_config(sample_dir() / "audit.toml", emulator.url, INDEX, ENV,
                            live_dir / "audit-live.toml", concurrency=CONCURRENCY, retries=RETRIES)
@@ -145,7 +145,7 @@ def live_config(emulator, live_dir):
 def live_run(local_result, emulator, live_config, live_dir):
     """The full audit through AzureTarget (real SDK) against the faulty emulator."""
     from ragdiag.audit import build_context, run_checks
-    from ragdiag.config import load_config
+    from ragdiag.inputs.config import load_config
 
     cache_dir = live_dir / "cache"
     handler = _Collect()
@@ -243,9 +243,9 @@ def test_audit_completes_under_faults(live_run, emulator):
 def test_unsent_parameters_reach_the_audit_meta(clean_emulator, live_dir, api_key):
     """With a GA API version, preview-only parameters are not sent, and the audit says so."""
     from ragdiag.audit import build_context, run_checks
-    from ragdiag.config import load_config
+    from ragdiag.inputs.config import load_config
     from ragdiag.model import SearchRequest
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     cfg = emulated_config(sample_dir() / "audit.toml", clean_emulator.url, INDEX, ENV,
                           live_dir / "audit-ga.toml", api_version="2026-04-01", retries=0)
@@ -309,7 +309,7 @@ def test_cli_audit_json_subprocess(live_run, local_result, emulator, api_key, tm
 def test_wrong_key_is_a_clear_error_naming_the_variable(clean_emulator, live_dir, api_key,
                                                        monkeypatch, capsys):
     from ragdiag.cli import main
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     cfg = emulated_config(sample_dir() / "audit.toml", clean_emulator.url, INDEX, ENV,
                           live_dir / "audit-wrong-key.toml", retries=2)
@@ -331,7 +331,7 @@ def test_wrong_key_is_a_clear_error_naming_the_variable(clean_emulator, live_dir
 
 
 def test_cli_plan_subprocess_sends_no_searches(clean_emulator, live_run, live_dir, api_key):
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     cfg = emulated_config(sample_dir() / "audit.toml", clean_emulator.url, INDEX, ENV,
                           live_dir / "audit-plan.toml", concurrency=CONCURRENCY, retries=RETRIES)

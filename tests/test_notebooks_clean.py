@@ -8,7 +8,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted([*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "ragdiag" / "report" / "template").glob("*.ipynb")])
 FORBIDDEN = [
     (re.compile(r"pip\s+install", re.I), "pip install"),
     (re.compile(r"^\s*[!%]\s*pip\b", re.M), "!pip / %pip"),

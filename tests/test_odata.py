@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from ragdiag.errors import FilterError, RagdiagError
+from ragdiag.model.schema import Field, IndexSchema
 from ragdiag.odata import (
     MATCH_NOTHING,
     And,
@@ -33,7 +34,6 @@ from ragdiag.odata import (
     search_in_any,
     validate,
 )
-from ragdiag.schema import Field, IndexSchema
 
 
 def cmp(name: str, op: str, value: object) -> Comparison:

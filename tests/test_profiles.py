@@ -1,4 +1,4 @@
-"""ragdiag.profiles: loading a policy file, building requests, errors with lines, round trip."""
+"""ragdiag.policy.profile: loading a policy file, building requests, errors with lines, round trip."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from ragdiag import odata
 from ragdiag.errors import ConfigError, InputDataError
 from ragdiag.model import SearchRequest, VectorQuery
-from ragdiag.profiles import (
+from ragdiag.policy.profile import (
     Identity,
     Policy,
     Profile,

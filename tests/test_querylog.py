@@ -1,4 +1,4 @@
-"""Tests of ragdiag.querylog on a hand-written log: loading, shares, cascades, errors with lines."""
+"""Tests of ragdiag.inputs.querylog on a hand-written log: loading, shares, cascades, errors with lines."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragdiag.errors import InputDataError
-from ragdiag.querylog import QueryLog, QueryLogEntry, load_query_log
+from ragdiag.inputs.querylog import QueryLog, QueryLogEntry, load_query_log
 
 Q_NOTICE = "What notice period applies to Nordlicht?"
 F_STRICT = "category eq 'contract' and year eq 2025"

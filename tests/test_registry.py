@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import ragdiag.checks as checks
-from ragdiag.checklist import CheckSpec, load_checklist
 from ragdiag.checks import registry
 from ragdiag.checks.registry import BrokenCheck, Check, PlaceholderCheck, Registry, run_check
 from ragdiag.errors import RagdiagError
-from ragdiag.findings import Finding
+from ragdiag.inputs.checklist import CheckSpec, load_checklist
+from ragdiag.model.findings import Finding
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -149,7 +149,7 @@ def test_checks_table_marks_implemented():
     class Pool(DummyCheck):
         id = "pool_size"
 
-    specs = load_checklist(REPO / "checks")
+    specs = load_checklist(REPO / "ragdiag" / "checks" / "specs")
     rows = reg.checks_table(specs)
     assert [r[0] for r in rows] == list(specs)
     assert rows[1] == ("pool_size", 2, "Post-filter candidate pool", "yes",
@@ -237,7 +237,7 @@ def fake_package(tmp_path, monkeypatch):
     (pkg / "__init__.py").write_text("")
     (pkg / "alpha.py").write_text(textwrap.dedent("""
         from ragdiag.checks import register
-        from ragdiag.findings import Finding
+        from ragdiag.model.findings import Finding
 
         @register
         class Alpha:

@@ -11,25 +11,25 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from ragdiag import __version__
 from ragdiag import report as R
+from ragdiag.engine.runner import Failure, RunnerStats
 from ragdiag.errors import ConfigError
-from ragdiag.findings import AuditResult, Evidence, Finding
 from ragdiag.metrics import evaluate
-from ragdiag.runner import Failure, RunnerStats
-from ragdiag.sample_system import sample_dir
+from ragdiag.model.findings import AuditResult, Evidence, Finding
+from ragdiag.sample.system import sample_dir
 
 SECRET = "pl4nted-S3cret-value-0042"
 
 
 @pytest.fixture(scope="module")
 def specs():
-    from ragdiag.checklist import load_checklist
+    from ragdiag.inputs.checklist import load_checklist
 
     return load_checklist()
 
 
 @pytest.fixture(scope="module")
 def policy():
-    from ragdiag.profiles import load_policy
+    from ragdiag.policy.profile import load_policy
 
     return load_policy(sample_dir() / "profiles" / "misconfigured.toml")
 

@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 
-from ragdiag.emulator import Emulator
-from ragdiag.live_sample import emulated_config
 from ragdiag.report import build_report
-from ragdiag.sample_system import sample_dir
+from ragdiag.sample.live import emulated_config
+from ragdiag.sample.system import sample_dir
+from ragdiag.targets.emulator import Emulator
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 

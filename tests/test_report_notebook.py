@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from ragdiag import report as R
 from ragdiag.errors import NotebookRunError
-from ragdiag.findings import AuditResult, Evidence, Finding
+from ragdiag.model.findings import AuditResult, Evidence, Finding
 
 pytestmark = pytest.mark.notebook
 
@@ -51,7 +51,7 @@ def _words(title: str) -> str:
 
 @pytest.fixture(scope="module")
 def specs():
-    from ragdiag.checklist import load_checklist
+    from ragdiag.inputs.checklist import load_checklist
 
     return load_checklist()
 

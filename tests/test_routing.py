@@ -1,4 +1,4 @@
-"""ragdiag.routing: ordered rules, expected intents for example questions, determinism."""
+"""ragdiag.policy.routing: ordered rules, expected intents for example questions, determinism."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ragdiag.routing import FALLBACK_RULE, INTENTS, RULES, classify, explain
+from ragdiag.policy.routing import FALLBACK_RULE, INTENTS, RULES, classify, explain
 
 EXAMPLES = [
     # exact_id: a code the question asks about directly

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from ragdiag import probes
+from ragdiag.engine import probes
+from ragdiag.engine.runner import Failure, Runner, fuse_traces
 from ragdiag.errors import TargetError
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace, VectorQuery
-from ragdiag.runner import Failure, Runner, fuse_traces
 
 
 class CountingTarget:

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ragdiag.chunking import RECORD_FIELDS
-from ragdiag.goldset import load_goldset
+from ragdiag.inputs.goldset import load_goldset
 from ragdiag.sample.build import build_sample
+from ragdiag.sample.chunking import RECORD_FIELDS
 from ragdiag.sample.schema import SAMPLE_IDENTITIES
 from ragdiag.sample.vocab import UNKNOWN_PARTNERS
 
-REPO_SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
+REPO_SAMPLE = Path(__file__).resolve().parents[1] / "ragdiag" / "sample" / "data"
 BUILT_FILES = ("corpus/documents.jsonl", "index/structured.jsonl", "index/naive.jsonl",
                "index/schema.json", "entities.json", "goldset.yaml", "README.md")
 LOW, HIGH = 0.6, 0.85

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from ragdiag.errors import InputDataError
-from ragdiag.schema import ScoringFunction, ScoringProfile
-from ragdiag.scoring import document_boost, parse_duration, parse_scoring_parameters
+from ragdiag.model.schema import ScoringFunction, ScoringProfile
+from ragdiag.targets.local.scoring import document_boost, parse_duration, parse_scoring_parameters
 
 NOW = datetime(2026, 6, 30, tzinfo=UTC)
 

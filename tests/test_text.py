@@ -1,10 +1,10 @@
-"""ragdiag.text: keyword queries for the BM25 leg and code detection."""
+"""ragdiag.policy.text: keyword queries for the BM25 leg and code detection."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragdiag.text import detect_codes, keywords
+from ragdiag.policy.text import detect_codes, keywords
 
 
 @pytest.mark.parametrize(("question", "expected"), [

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace, VectorQuery
-from ragdiag.profiles import Profile, VectorQuerySpec, load_policy
-from ragdiag.widgets import (
+from ragdiag.policy.profile import Profile, VectorQuerySpec, load_policy
+from ragdiag.tuner import (
     TunerState,
     drill_html,
     drilldown,
@@ -133,7 +133,7 @@ def _text(html: str) -> str:
 
 @pytest.fixture(scope="module")
 def tuner(misconfigured_ctx):
-    from ragdiag.widgets import ProfileTuner
+    from ragdiag.tuner import ProfileTuner
 
     return ProfileTuner(misconfigured_ctx, "definition")
 

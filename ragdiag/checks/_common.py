@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.findings import Evidence, Finding
+from ragdiag.model.findings import Evidence, Finding
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:

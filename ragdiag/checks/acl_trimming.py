@@ -42,9 +42,9 @@ from ragdiag import odata
 from ragdiag.checks._common import evidence
 from ragdiag.checks.registry import register
 from ragdiag.errors import RagdiagError
-from ragdiag.findings import Finding
 from ragdiag.model import SearchRequest, Trace
-from ragdiag.profiles import Identity
+from ragdiag.model.findings import Finding
+from ragdiag.policy.profile import Identity
 
 ID = "acl_trimming"
 PROBE_DOCS_PER_GROUP = 3   # probe questions per (identity, group it lacks)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ragdiag.checks._common import evidence
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
+from ragdiag.model.findings import Finding
 
 ID = "call_sites"
 SHOW_SITES = 3  # sites named per value in headlines and recommendations

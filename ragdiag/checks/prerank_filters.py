@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ragdiag import odata, probes
+from ragdiag import odata
 from ragdiag.checks._common import evidence, incomplete, needs_policy, num, paired, pct
 from ragdiag.checks.registry import register
+from ragdiag.engine import probes
 from ragdiag.errors import RagdiagError
-from ragdiag.findings import Finding
+from ragdiag.model.findings import Finding
 
 ID = "prerank_filters"
 SUSPICIOUS = ("quality", "recency", "source")

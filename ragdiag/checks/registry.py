@@ -35,9 +35,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
-from ragdiag.checklist import CheckSpec
 from ragdiag.errors import RagdiagError
-from ragdiag.findings import Finding
+from ragdiag.inputs.checklist import CheckSpec
+from ragdiag.model.findings import Finding
 
 __all__ = [
     "ENTRY_POINT_GROUP",

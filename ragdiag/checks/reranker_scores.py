@@ -15,7 +15,6 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
-from ragdiag import probes
 from ragdiag.checks._common import (
     evidence,
     incomplete,
@@ -27,7 +26,8 @@ from ragdiag.checks._common import (
     semantic_profiles,
 )
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
+from ragdiag.engine import probes
+from ragdiag.model.findings import Finding
 
 ID = "reranker_scores"
 SAMPLE_DOCS = 500

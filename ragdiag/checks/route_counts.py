@@ -13,7 +13,7 @@ from typing import Any
 
 from ragdiag.checks._common import evidence, incomplete, needs_policy, num, pct, profile_used_by
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
+from ragdiag.model.findings import Finding
 
 ID = "route_counts"
 PROBE_QUESTION = "What notice period applies to the framework agreement with the supplier?"

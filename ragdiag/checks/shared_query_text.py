@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdiag import probes
 from ragdiag.checks._common import evidence, incomplete, needs_policy, num, pct, profile_used_by
 from ragdiag.checks.registry import register
-from ragdiag.findings import Finding
-from ragdiag.text import keywords
+from ragdiag.engine import probes
+from ragdiag.model.findings import Finding
+from ragdiag.policy.text import keywords
 
 ID = "shared_query_text"
 

@@ -182,7 +182,7 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
         merged.skipped.extend(res.skipped)
     goldset: list[GoldsetFile] = []
     if len(files) > 1 or base.is_dir():
-        from ragdiag.goldset import find_goldset_files
+        from ragdiag.inputs.goldset import find_goldset_files
 
         goldset = [GoldsetFile(p.relative_to(base).as_posix()) for p in find_goldset_files(base)
                    if p.relative_to(base).as_posix() in project.fileset]

@@ -10,6 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from ragdiag.errors import FilterError
+from ragdiag.model.schema import (
+    BOOLEAN,
+    DATETIME,
+    DOUBLE,
+    INT32,
+    INT64,
+    STRING,
+    IndexSchema,
+)
 from ragdiag.odata.ast import (
     And,
     BoolLiteral,
@@ -26,15 +35,6 @@ from ragdiag.odata.ast import (
 )
 from ragdiag.odata.parser import parse
 from ragdiag.odata.render import render, render_constant
-from ragdiag.schema import (
-    BOOLEAN,
-    DATETIME,
-    DOUBLE,
-    INT32,
-    INT64,
-    STRING,
-    IndexSchema,
-)
 
 _NUMERIC = frozenset({INT32, INT64, DOUBLE, "Edm.Single", "Edm.Int16", "Edm.SByte", "Edm.Byte"})
 _COMPARABLE = _NUMERIC | {STRING, BOOLEAN, DATETIME}

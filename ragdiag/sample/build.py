@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ragdiag.chunking import index_records
+from ragdiag.sample.chunking import index_records
 from ragdiag.sample.corpus import build_corpus
 from ragdiag.sample.goldset import build_goldset
 from ragdiag.sample.schema import sample_schema

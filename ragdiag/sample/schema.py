@@ -9,7 +9,7 @@ whose effect the semantic reranker erases).
 
 from __future__ import annotations
 
-from ragdiag.schema import (
+from ragdiag.model.schema import (
     BOOLEAN,
     DATETIME,
     DOUBLE,

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ragdiag.model import SearchRequest, Trace
-from ragdiag.schema import IndexSchema
+from ragdiag.model.schema import IndexSchema
 
 
 @runtime_checkable

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError
-from ragdiag.tomlfile import TomlFile
+from ragdiag.inputs.tomlfile import TomlFile
 
 __all__ = [
     "TEXT_FIELDS",
@@ -414,10 +414,10 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
 
 
 def packaged_checklist_dir() -> Path:
-    """The checklist shipped with ragdiag: the repository's ``checks/`` folder."""
-    import ragdiag
+    """The checklist shipped with ragdiag: the package data folder ``ragdiag/checks/specs``."""
+    from importlib.resources import files
 
-    return Path(ragdiag.__file__).resolve().parents[1] / "checks"
+    return Path(str(files("ragdiag.checks") / "specs"))
 
 
 def default_checklist_dir() -> Path:

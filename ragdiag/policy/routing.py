@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ragdiag.text import CODE_PATTERN, STOPWORDS, detect_codes
+from ragdiag.policy.text import CODE_PATTERN, STOPWORDS, detect_codes
 
 INTENTS = ("fact", "definition", "verification", "comparison", "overview", "table", "exact_id")
 

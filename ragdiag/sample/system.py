@@ -18,14 +18,14 @@ VARIANTS = ("structured", "naive")
 SAMPLE_NOW = "2026-06-30T00:00:00Z"  # the sample's reference date (freshness functions)
 
 
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[1]
-
-
 def sample_dir() -> Path:
-    """`sample_data/` of this checkout, or $RAGDIAG_SAMPLE_DATA."""
+    """The sample system's files (package data ``ragdiag/sample/data``), or $RAGDIAG_SAMPLE_DATA."""
     env = os.environ.get("RAGDIAG_SAMPLE_DATA")
-    return Path(env) if env else repo_root() / "sample_data"
+    if env:
+        return Path(env)
+    from importlib.resources import files
+
+    return Path(str(files("ragdiag.sample") / "data"))
 
 
 def cache_dir() -> Path:

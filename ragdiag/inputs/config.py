@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdiag.tomlfile import TomlFile, check_keys
+from ragdiag.inputs.tomlfile import TomlFile, check_keys
 
 TARGET_KINDS = ("sample", "local", "azure")
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")

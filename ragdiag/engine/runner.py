@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import RagdiagError
-from ragdiag.fusion import rrf
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
+from ragdiag.model.fusion import rrf
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ragdiag import odata
 from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare
 from ragdiag.model import DEFAULT_MAX_TEXT_RECALL_SIZE, RERANK_WINDOW, VECTOR_FILTER_MODES, Trace
-from ragdiag.profiles import (
+from ragdiag.policy.profile import (
     KEYWORD_TEXT_MODES,
     SEMANTIC_TEXT_MODES,
     VECTOR_TEXT_MODES,
@@ -565,7 +565,7 @@ def drill_html(rows: Sequence[DrillRow], *, baseline_rows: Sequence[DrillRow] = 
 
 # ---- the widget ------------------------------------------------------------------------
 def _memory_runner(runner: Any) -> Any:
-    from ragdiag.runner import Runner
+    from ragdiag.engine.runner import Runner
 
     return Runner(runner.target, cache_dir=None, budget=runner.budget,
                   concurrency=runner.concurrency, progress=False)

@@ -61,9 +61,9 @@ import tomli_w
 from ragdiag import odata
 from ragdiag.errors import ConfigError, FilterError, InputDataError
 from ragdiag.model import QUERY_TYPES, VECTOR_FILTER_MODES, SearchRequest, VectorQuery
-from ragdiag.routing import INTENTS, explain
-from ragdiag.schema import STRING, STRING_COLLECTION, IndexSchema
-from ragdiag.text import keywords
+from ragdiag.model.schema import STRING, STRING_COLLECTION, IndexSchema
+from ragdiag.policy.routing import INTENTS, explain
+from ragdiag.policy.text import keywords
 
 KEYWORD_TEXT_MODES = ("verbatim", "keywords", "none")
 SEMANTIC_TEXT_MODES = ("verbatim", "keywords", "keyword_text")
@@ -619,7 +619,7 @@ class Policy:
                           f"{', '.join(self.profiles)})", path=self.path, key="routes.default")
 
     def route(self, question: str) -> Route:
-        """Classify `question` (ragdiag.routing) and pick its profile."""
+        """Classify `question` (ragdiag.policy.routing) and pick its profile."""
         intent, rule = explain(question)
         return self.route_intent(intent, rule=rule)
 

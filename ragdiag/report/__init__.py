@@ -1,6 +1,6 @@
 """The audit report: a papermill notebook rendered to HTML and PDF.
 
-`build_report` runs ``notebooks/audit_report.ipynb`` with papermill in the
+`build_report` runs the packaged template ``template/audit_report.ipynb`` with papermill in the
 current interpreter's kernel, keeps the executed notebook, exports it to HTML
 with nbconvert (code hidden) and prints that HTML to PDF with WeasyPrint (or
 Debian's chromium). Before anything is written, every output is scanned for the
@@ -373,7 +373,7 @@ def _split_checks(checks: str | Sequence[str] | None) -> list[str]:
 
 
 def _default_config() -> Path:
-    from ragdiag.sample_system import sample_dir
+    from ragdiag.sample.system import sample_dir
 
     return sample_dir() / "audit.toml"
 
@@ -389,9 +389,9 @@ def report_context(config: str | Path | None = "", *, client: str = "", system: 
     come from that `AuditResult` JSON and the config (if given) only supplies names
     and the policy for the appendix.
     """
-    from ragdiag.checklist import load_checklist
-    from ragdiag.config import load_config
-    from ragdiag.findings import AuditResult
+    from ragdiag.inputs.checklist import load_checklist
+    from ragdiag.inputs.config import load_config
+    from ragdiag.model.findings import AuditResult
 
     _check_lang(lang)
     wanted = _split_checks(checks)
@@ -411,7 +411,7 @@ def report_context(config: str | Path | None = "", *, client: str = "", system: 
         profiles_path = (cfg.profiles if cfg is not None else
                          (Path(meta_cfg["profiles"]) if meta_cfg.get("profiles") else None))
         if profiles_path is not None and Path(profiles_path).is_file():
-            from ragdiag.profiles import load_policy
+            from ragdiag.policy.profile import load_policy
 
             policy = load_policy(profiles_path)
         checklist = cfg.checklist if cfg is not None and cfg.checklist else None
@@ -867,8 +867,10 @@ class ReportPaths:
 
 
 def template_path() -> Path:
-    """The report notebook template: ``notebooks/audit_report.ipynb`` of this checkout."""
-    return Path(__file__).resolve().parents[1] / "notebooks" / "audit_report.ipynb"
+    """The report notebook template, shipped as package data (``ragdiag/report/template``)."""
+    from importlib.resources import files
+
+    return Path(str(files("ragdiag.report") / "template" / "audit_report.ipynb"))
 
 
 PRINT_CSS = """
@@ -1108,7 +1110,7 @@ def build_report(config: str | Path | None, out_dir: str | Path, *, lang: str = 
     cfg_path = Path(config).expanduser().resolve() if config else None
     title = _t("report_title", lang)
     if cfg_path is not None:
-        from ragdiag.config import load_config
+        from ragdiag.inputs.config import load_config
 
         cfg = load_config(cfg_path)
         title = f"{title}: {client or cfg.client}" if (client or cfg.client) else title
@@ -1116,7 +1118,7 @@ def build_report(config: str | Path | None, out_dir: str | Path, *, lang: str = 
         title = f"{title}: {client}" if client else title
     wanted = _split_checks(checks)
     if wanted:
-        from ragdiag.checklist import load_checklist
+        from ragdiag.inputs.checklist import load_checklist
 
         unknown = [c for c in wanted if c not in load_checklist()]
         if unknown:
