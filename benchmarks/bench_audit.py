@@ -45,7 +45,7 @@ def _ctx(cache: Path):
 
 
 def _evaluate(ctx, policy) -> float:
-    from ragdiag.audit import GoldRun
+    from ragdiag.engine.context import GoldRun
 
     queries = ctx.gold_queries(policy)
     results = ctx.runner.run_fused([q.requests for q in queries])

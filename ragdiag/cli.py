@@ -1,6 +1,8 @@
 """The command line: thin subcommands over the library, heavy imports only when they run.
 
-Errors go to stderr with exit code 2 (bad input) or 1 (anything else).
+Exit codes: 0 ok, 1 a check at or above ``--fail-on``, 2 bad input, 3 an incomplete audit
+(an ``error`` finding or failed requests above a check's threshold) or an internal error.
+Errors go to stderr as one line.
 """
 
 from __future__ import annotations
@@ -196,9 +198,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     table.add_column("top recommendation", max_width=50)
     for i, f in enumerate(result.findings, 1):
         style = _STATUS_STYLE.get(f.status, "")
-        table.add_row(str(i), f.check_id, f"[{style}]{f.status}[/{style}]", f.headline,
+        mark = "*" if f.is_incomplete else ""
+        table.add_row(str(i), f.check_id, f"[{style}]{f.status}{mark}[/{style}]", f.headline,
                       f.recommendations[0] if f.recommendations else "")
     con.print(table)
+    incomplete = [f for f in result.findings if f.is_incomplete]
+    if incomplete:
+        con.print("[yellow]* incomplete: " + "; ".join(
+            f"{f.check_id} {f.incomplete.get('failed_requests')} of {f.incomplete.get('requests')} requests "
+            f"failed" + (f" ({f.failures[0].reason})" if f.failures else "") for f in incomplete) + "[/yellow]")
     counts = result.status_counts()
     con.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     stats = ctx.runner.stats
@@ -335,7 +343,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"ragdiag: error: {exc}", file=sys.stderr)
         if exc.traceback:
             print(exc.traceback, file=sys.stderr)
-        return 1
+        return 3
     con = _console()
     for label, path in (("notebook", paths.ipynb), ("html", paths.html), ("pdf", paths.pdf)):
         con.print(f"{label}: {path}")
@@ -373,7 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("config", nargs="?", help="audit config TOML (default: sample_data/audit.toml)")
     au.add_argument("--json", metavar="PATH", help="write all findings as JSON")
     au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="never",
-                    help="exit 1 when a check is at or above this status (for CI gates)")
+                    help="exit 1 when a check is at or above this status, error included (for CI "
+                         "gates); an incomplete audit exits 3 whatever this says")
     au.add_argument("--checks", help="comma-separated check ids to run (default: all)")
     au.add_argument("--lang", choices=("en", "de"), help="language of titles and questions")
     au.add_argument("--quiet", action="store_true", help="no progress output")
@@ -433,6 +442,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ragdiag: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last line of defence: one line, exit 3, never a bare traceback
+        print(f"ragdiag: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

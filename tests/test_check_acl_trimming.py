@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from ragdiag import odata
-from ragdiag.audit import AuditContext
 from ragdiag.checks import resolve, run_check
 from ragdiag.checks.acl_trimming import forbidden_records, hostile_values, probe_filter
+from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset

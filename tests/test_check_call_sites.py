@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-from ragdiag.audit import AuditContext
 from ragdiag.checks import resolve, run_check
+from ragdiag.engine.context import AuditContext
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.sample.system import sample_dir
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ragdiag.audit import AuditContext
 from ragdiag.checks.registry import get, run_check
+from ragdiag.engine.context import AuditContext
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.odata import compile_filter

@@ -15,9 +15,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from ragdiag.audit import AuditContext
 from ragdiag.checks import resolve, run_check
 from ragdiag.checks.context_budgets import count_tokens
+from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset

@@ -13,8 +13,8 @@ import json
 import numpy as np
 import pytest
 
-from ragdiag.audit import AuditContext
 from ragdiag.checks import resolve, run_check
+from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset

@@ -188,9 +188,10 @@ def test_status_counts_and_worst():
     (("pass", "warn"), "warn", 1),
     (("pass", "warn"), "fail", 0),
     (("pass", "fail"), "fail", 1),
-    (("pass", "error"), "fail", 1),   # error counts as fail
-    (("pass", "error"), "warn", 1),
-    (("fail", "error"), "never", 0),
+    (("pass", "error"), "fail", 3),   # an error makes the audit incomplete: 3 wins
+    (("pass", "error"), "warn", 3),
+    (("fail", "error"), "never", 3),
+    (("fail", "pass"), "never", 0),
     ((), "warn", 0),
 ])
 def test_exit_code(statuses, fail_on, code):

@@ -220,7 +220,7 @@ def test_import_does_not_scan_plugins_or_modules():
         from ragdiag.checks import register, get, available
         assert calls == [], calls
         loaded = sorted(m for m in sys.modules if m.startswith("ragdiag.checks."))
-        assert loaded == ["ragdiag.checks.registry"], loaded
+        assert loaded == ["ragdiag.checks.base", "ragdiag.checks.registry"], loaded
         available()
         assert calls == [{"group": "ragdiag.checks"}], calls
     """)

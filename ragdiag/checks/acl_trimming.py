@@ -249,7 +249,8 @@ def _show(value: tuple[str, ...]) -> str:
 @register
 class AclTrimming:
     id = ID
-    needs = ("target", "profiles", "identities", "goldset", "query_log", "client_code")
+    needs = ()
+    uses = ("target", "profiles", "identities", "goldset", "query_log", "client_code")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         max_leaks = int(spec.threshold("max_leaks"))

@@ -138,7 +138,8 @@ class _Tokens:
 @register
 class ContextBudgets:
     id = ID
-    needs = ("target", "profiles", "questions", "client_code")
+    needs = ()
+    uses = ("target", "profiles", "questions", "client_code")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         default_budget = int(spec.threshold("default_budget_tokens"))

@@ -41,7 +41,8 @@ def _existing_keys(target: Any, keys: list[str]) -> set[str]:
 @register
 class Goldset:
     id = ID
-    needs = ("goldset", "profiles", "target")
+    needs = ()
+    uses = ("goldset", "profiles", "target")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         min_cases = spec.threshold("min_cases_per_intent")

@@ -43,7 +43,8 @@ def _pool(trace: Any) -> set[str]:
 @register
 class PrerankFilters:
     id = ID
-    needs = ("target", "profiles", "goldset", "query_log", "client_code")
+    needs = ()
+    uses = ("target", "profiles", "goldset", "query_log", "client_code")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         skipped = needs_policy(ctx, ID)

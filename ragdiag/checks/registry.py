@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from ragdiag.checks.base import INPUTS, missing_inputs, skipped_for_missing
 from ragdiag.errors import RagdiagError
 from ragdiag.inputs.checklist import CheckSpec
 from ragdiag.model.findings import Finding
@@ -60,14 +61,13 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "ragdiag.checks"
-#: Inputs a check may declare in `needs` (documentation; unknown names are allowed for plugins).
-KNOWN_NEEDS: tuple[str, ...] = ("target", "profiles", "queries", "goldset", "query_log",
-                                "identities", "client_code")
+#: Inputs a check may declare in `needs` ("a|b": either); the runner enforces them.
+KNOWN_NEEDS: tuple[str, ...] = INPUTS
 CHECKS_TABLE_COLUMNS: tuple[str, ...] = ("id", "order", "title", "implemented", "question")
 
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _BUILTIN_PACKAGE = "ragdiag.checks"
-_NOT_CHECK_MODULES = frozenset({"registry"})
+_NOT_CHECK_MODULES = frozenset({"registry", "base", "figures"})
 
 
 @runtime_checkable
@@ -115,6 +115,10 @@ def _validate(check: Any) -> None:
     if not isinstance(needs, tuple) or not all(isinstance(n, str) for n in needs):
         raise RagdiagError(f"check '{cid}' must declare `needs` as a tuple of input names such as "
                            f"{KNOWN_NEEDS[:3]}, got {needs!r}")
+    unknown = [n for need in needs for n in need.split("|") if n.strip() not in KNOWN_NEEDS]
+    if unknown:
+        raise RagdiagError(f"check '{cid}' needs unknown input(s) {', '.join(unknown)}; inputs are "
+                           f"{', '.join(KNOWN_NEEDS)} ('a|b' for either)")
     if not callable(getattr(check, "run", None)):
         raise RagdiagError(f"check '{cid}' has no run(ctx, spec) method")
 
@@ -305,10 +309,15 @@ class Registry:
 def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
     """Run `check` defensively: a crash or a malformed result becomes an ``error`` finding.
 
-    Fills the finding's title and question from the spec when the check left
-    them empty.
+    The check's declared `needs` are enforced first: a missing input gives ``skipped`` with
+    what to supply, and the check does not run. Fills the finding's title and question from
+    the spec when the check left them empty.
     """
-    title, question = spec.text("title"), spec.text("question")
+    lang = getattr(ctx, "lang", "en")
+    title, question = spec.text("title", lang), spec.text("question", lang)
+    missing = missing_inputs(getattr(check, "needs", ()), ctx)
+    if missing:
+        return replace(skipped_for_missing(spec.id, missing, lang), title=title, question=question)
     try:
         finding = check.run(ctx, spec)
     except RagdiagError as exc:

@@ -80,7 +80,8 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 @register
 class RerankerScores:
     id = ID
-    needs = ("target", "profiles", "questions", "goldset")
+    needs = ()
+    uses = ("target", "profiles", "questions", "goldset")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         skipped = needs_policy(ctx, ID) or needs_questions(ctx, ID)

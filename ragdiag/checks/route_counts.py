@@ -28,7 +28,8 @@ def _effective(profile: Any, policy: Any) -> Any:
 @register
 class RouteCounts:
     id = ID
-    needs = ("profiles", "query_log", "goldset")
+    needs = ()
+    uses = ("profiles", "query_log", "goldset")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         skipped = needs_policy(ctx, ID)

@@ -44,7 +44,8 @@ def split_probe(question: str) -> probes.Probe:
 @register
 class SharedQueryText:
     id = ID
-    needs = ("profiles", "questions", "query_log", "client_code", "goldset")
+    needs = ()
+    uses = ("profiles", "questions", "query_log", "client_code", "goldset")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         skipped = needs_policy(ctx, ID)
@@ -127,13 +128,13 @@ class SharedQueryText:
         if ctx.goldset is not None and cases:
             base = ctx.run_gold(policy, label="baseline")
             split_queries = []
-            from ragdiag.audit import GoldQuery
+            from ragdiag.engine.context import GoldQuery
 
             for q in base.queries:
                 split_queries.append(GoldQuery(q.case, q.intent, q.profile,
                                                split_probe(q.case.question).apply(q.requests[0])))
             results = ctx.runner.run_fused([q.requests for q in split_queries], label="split channels")
-            from ragdiag.audit import GoldRun
+            from ragdiag.engine.context import GoldRun
 
             split = GoldRun("split channels", split_queries, results)
             inc = {**incomplete(base), **incomplete(split)}

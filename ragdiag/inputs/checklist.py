@@ -30,6 +30,14 @@ Format::
 
     [extras]                         # optional: free-form check-specific settings
 
+    [messages.configured_below]      # computed texts: one table per message, "en" required
+    en = "{profile}: configured pool {pool} < {min}"
+    de = "{profile}: konfigurierter Pool {pool} < {min}"
+
+    [labels.pool]                    # evidence column and metric labels, "en" required
+    en = "pool"
+    de = "Pool"
+
 The loader is strict: unknown keys, missing required keys, wrong types, an id
 that does not match the file name, placeholders naming unknown thresholds, and
 (for a copied folder) threshold names that differ from the defaults are all
@@ -65,10 +73,10 @@ ENV_VAR = "RAGDIAG_CHECKLIST"
 TEXT_FIELDS: tuple[str, ...] = ("title", "question", "why", "status_rules", "remediation")
 REQUIRED_TEXT = ("title", "question")
 TOP_LEVEL_KEYS: tuple[str, ...] = ("id", "order", "references", *TEXT_FIELDS, "thresholds",
-                                   "roles", "extras")
+                                   "roles", "extras", "messages", "labels")
 DEFAULT_ORDER = 1000
 #: Module names inside `ragdiag.checks` that a check id may not take.
-RESERVED_IDS = frozenset({"registry"})
+RESERVED_IDS = frozenset({"registry", "base", "figures"})
 
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -131,6 +139,13 @@ class CheckSpec:
     roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     extras: Mapping[str, Any] = field(default_factory=dict)
     key_lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
+    #: message name -> {lang: template}; ids in findings are "<check_id>.<name>"
+    messages: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+    #: label key (evidence column, metric) -> {lang: text}
+    labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+
+    def has_threshold(self, name: str) -> bool:
+        return name in self.thresholds
 
     # -- texts --------------------------------------------------------------
 
@@ -213,6 +228,8 @@ class CheckSpec:
                 **{f: dict(getattr(self, f)) for f in TEXT_FIELDS},
                 "thresholds": dict(self.thresholds),
                 "roles": {k: list(v) for k, v in self.roles.items()}, "extras": dict(self.extras),
+                "messages": {k: dict(v) for k, v in self.messages.items()},
+                "labels": {k: dict(v) for k, v in self.labels.items()},
                 "path": str(self.path) if self.path else None}
 
     def __repr__(self) -> str:
@@ -391,6 +408,9 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
     if not isinstance(extras, dict):
         raise err(f"'extras' must be a table, got {_kind(extras)}", "extras")
 
+    messages = _text_tables(data.get("messages", {}), "messages", err)
+    labels = _text_tables(data.get("labels", {}), "labels", err)
+
     # placeholders in status_rules must name thresholds and format
     for lang, rule in texts["status_rules"].items():
         for m in _PLACEHOLDER_RE.finditer(rule):
@@ -409,8 +429,35 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
         id=check_id, order=order, title=texts["title"], question=texts["question"],
         why=texts["why"], status_rules=texts["status_rules"], remediation=texts["remediation"],
         thresholds=dict(thresholds), references=tuple(references), path=path, roles=roles,
-        extras=dict(extras), key_lines=dict(lines),
+        extras=dict(extras), key_lines=dict(lines), messages=messages, labels=labels,
     )
+
+
+def _text_tables(value: Any, name: str, err: Any) -> dict[str, dict[str, str]]:
+    """[messages] / [labels]: name -> {lang: non-empty text}, "en" required, placeholders alike."""
+    if not isinstance(value, dict):
+        raise err(f"'{name}' must be a table of tables ([{name}.<name>] with en = \"...\")", name)
+    out: dict[str, dict[str, str]] = {}
+    for key, texts in value.items():
+        where = f"{name}.{key}"
+        if not _NAME_RE.match(key):
+            raise err(f"[{name}] name {key!r} must be an identifier (letters, digits, _)", where)
+        if not isinstance(texts, dict) or "en" not in texts:
+            raise err(f"[{where}] must be a table with at least en = \"...\"", where)
+        fields_en = None
+        for lang, text in texts.items():
+            if not _LANG_RE.match(lang) or not isinstance(text, str) or not text.strip():
+                raise err(f"[{where}] {lang} must be a language code with a non-empty text", f"{where}.{lang}")
+            names = {m.group(1) for m in _PLACEHOLDER_RE.finditer(text)}
+            if lang == "en":
+                fields_en = names
+        for lang, text in texts.items():
+            names = {m.group(1) for m in _PLACEHOLDER_RE.finditer(text)}
+            if fields_en is not None and names != fields_en:
+                raise err(f"[{where}] {lang} uses placeholders {sorted(names)} but en uses "
+                          f"{sorted(fields_en)}; every language must fill the same ones", f"{where}.{lang}")
+        out[key] = {lang: " ".join(text.split()) for lang, text in texts.items()}
+    return out
 
 
 def packaged_checklist_dir() -> Path:

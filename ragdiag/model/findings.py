@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError, InputDataError
+from ragdiag.model.messages import Catalogue, Message, render
 
 __all__ = [
     "STATUSES",
@@ -83,7 +84,13 @@ __all__ = [
     "worst",
     "Evidence",
     "Finding",
+    "RequestFailure",
+    "Location",
     "AuditResult",
+    "EXIT_OK",
+    "EXIT_FINDINGS",
+    "EXIT_INPUT",
+    "EXIT_INCOMPLETE",
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "warn", "fail", "skipped", "error")
@@ -91,7 +98,10 @@ STATUSES: tuple[str, ...] = ("pass", "warn", "fail", "skipped", "error")
 SEVERITY: Mapping[str, int] = {"pass": 0, "skipped": 1, "warn": 2, "error": 3, "fail": 4}
 #: Valid values of `AuditResult.exit_code(fail_on=...)`.
 FAIL_ON: tuple[str, ...] = ("warn", "fail", "never")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
+#: Process exit codes of `ragdiag audit` (see `AuditResult.exit_code`).
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 HTML_MAX_ROWS = 50
 
@@ -231,9 +241,20 @@ class Evidence:
     columns: tuple[str, ...]
     rows: tuple[tuple, ...]
     note: str = ""
+    #: stable id that figures, scripts and the report read a table by (never the title)
+    key: str = ""
+    #: stable column ids (``columns`` are the labels in the audit's language)
+    column_keys: tuple[str, ...] = ()
+    title_msg: Message | None = None
+    note_msg: Message | None = None
 
     def __post_init__(self) -> None:
         columns = _text_tuple(self.columns, f"evidence {self.title!r} columns")
+        keys = _text_tuple(self.column_keys, f"evidence {self.title!r} column keys") or columns
+        if len(keys) != len(columns):
+            raise ValueError(f"evidence {self.title!r}: {len(keys)} column keys for {len(columns)} columns")
+        object.__setattr__(self, "column_keys", keys)
+        object.__setattr__(self, "key", self.key or _slug(self.title))
         rows = []
         for i, row in enumerate(self.rows):
             if isinstance(row, str | bytes | Mapping):
@@ -265,15 +286,47 @@ class Evidence:
         return cls(title=title, columns=tuple(columns),
                    rows=tuple(tuple(rec.get(c) for c in columns) for rec in records), note=note)
 
+    def column(self, key: str) -> list[Any]:
+        """The cells of one column, by its stable key (`KeyError` naming the keys if absent)."""
+        try:
+            i = self.column_keys.index(key)
+        except ValueError:
+            raise KeyError(f"evidence {self.key!r} has no column {key!r}; columns: "
+                           f"{', '.join(self.column_keys)}") from None
+        return [r[i] for r in self.rows]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by the stable column keys."""
+        return [dict(zip(self.column_keys, r, strict=True)) for r in self.rows]
+
+    def localized(self, lang: str, catalogue: Catalogue, labels: Mapping[str, Mapping[str, str]]) -> Evidence:
+        """This table with title, note and column labels in `lang` (unchanged where no text exists)."""
+        from dataclasses import replace
+
+        cols = tuple((labels.get(k) or {}).get(lang) or (labels.get(k) or {}).get("en") or c
+                     for k, c in zip(self.column_keys, self.columns, strict=True))
+        return replace(self, columns=cols,
+                       title=render(self.title_msg, lang, catalogue) if self.title_msg else self.title,
+                       note=render(self.note_msg, lang, catalogue) if self.note_msg else self.note)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "columns": list(self.columns),
-                "rows": [_jsonable(list(r)) for r in self.rows], "note": self.note}
+        d: dict[str, Any] = {"key": self.key, "title": self.title, "columns": list(self.columns),
+                             "column_keys": list(self.column_keys),
+                             "rows": [_jsonable(list(r)) for r in self.rows], "note": self.note}
+        if self.title_msg is not None:
+            d["title_msg"] = self.title_msg.to_dict()
+        if self.note_msg is not None:
+            d["note_msg"] = self.note_msg.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
         try:
             return cls(title=data["title"], columns=tuple(data["columns"]),
-                       rows=tuple(tuple(r) for r in data.get("rows", ())), note=data.get("note", ""))
+                       rows=tuple(tuple(r) for r in data.get("rows", ())), note=data.get("note", ""),
+                       key=data.get("key", ""), column_keys=tuple(data.get("column_keys") or ()),
+                       title_msg=Message.from_dict(data["title_msg"]) if data.get("title_msg") else None,
+                       note_msg=Message.from_dict(data["note_msg"]) if data.get("note_msg") else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputDataError(f"invalid evidence {dict(data).get('title')!r}: {exc}; expected "
                                  "an object with 'title', 'columns', 'rows' and optional 'note'") from exc
@@ -309,7 +362,53 @@ class Evidence:
 # Finding
 
 _FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
-                 "title", "question", "incomplete", "skipped_reason", "figures")
+                 "title", "question", "incomplete", "skipped_reason", "figures", "failures",
+                 "observed", "locations", "messages")
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60] or "table"
+
+
+@dataclass(frozen=True)
+class RequestFailure:
+    """A distinct reason requests failed, where (profile) and how often."""
+
+    reason: str
+    profile: str | None = None
+    count: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "profile": self.profile, "count": self.count}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RequestFailure:
+        return cls(str(d.get("reason", "")), d.get("profile"), int(d.get("count", 1)))
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in the client's code a finding points at (for SARIF and editors)."""
+
+    file: str
+    line: int
+    message: str = ""
+    level: str = "warning"  # SARIF level: error | warning | note
+    message_msg: Message | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"file": self.file, "line": self.line, "message": self.message,
+                             "level": self.level}
+        if self.message_msg is not None:
+            d["message_msg"] = self.message_msg.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Location:
+        return cls(str(d["file"]), int(d["line"]), str(d.get("message", "")), str(d.get("level", "warning")),
+                   Message.from_dict(d["message_msg"]) if d.get("message_msg") else None)
 
 
 @dataclass(frozen=True)
@@ -317,8 +416,13 @@ class Finding:
     """The result of one check: status, a one-sentence headline, metrics, evidence, fixes.
 
     `incomplete` counts what could not be run (e.g. ``{"failed_requests": 3,
-    "requests": 120}``); an empty mapping means the check saw everything it
-    asked for. `figures` names the figures the report shows for this finding.
+    "requests": 120}``, plus ``"above_threshold": 1`` when more failed than the
+    spec tolerates); an empty mapping means the check saw everything it asked
+    for, and `failures` keeps the first distinct reasons. `observed` counts the
+    positive evidence a verdict rests on (a ``pass`` needs some). `figures`
+    names the figures the report shows. The ``*_msgs`` fields hold the computed
+    texts as catalogue messages, so the finding renders in any language
+    (`localized`).
     """
 
     check_id: str
@@ -332,6 +436,12 @@ class Finding:
     incomplete: Mapping[str, int] = field(default_factory=dict)
     skipped_reason: str = ""
     figures: tuple[str, ...] = ()
+    failures: tuple[RequestFailure, ...] = ()
+    observed: Mapping[str, int] = field(default_factory=dict)
+    locations: tuple[Location, ...] = ()
+    headline_msgs: tuple[Message, ...] = ()
+    recommendation_msgs: tuple[Message, ...] = ()
+    skipped_msg: Message | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.check_id, str) or not self.check_id:
@@ -358,6 +468,46 @@ class Finding:
         object.__setattr__(self, "evidence", evidence)
         object.__setattr__(self, "recommendations", _text_tuple(self.recommendations, f"{where} recommendations"))
         object.__setattr__(self, "figures", _text_tuple(self.figures, f"{where} figures"))
+        object.__setattr__(self, "failures", tuple(self.failures))
+        object.__setattr__(self, "locations", tuple(self.locations))
+        object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
+        object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
+        object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
+
+    @property
+    def is_incomplete(self) -> bool:
+        """True when some of the requests this check needed failed or were not sent."""
+        return bool(self.incomplete.get("failed_requests"))
+
+    @property
+    def above_failure_threshold(self) -> bool:
+        """True when more requests failed than the check's spec tolerates."""
+        return bool(self.incomplete.get("above_threshold"))
+
+    def evidence_table(self, key: str) -> Evidence | None:
+        """The evidence table with stable key `key`, or None."""
+        return next((ev for ev in self.evidence if ev.key == key), None)
+
+    def localized(self, lang: str, catalogue: Catalogue,
+                  labels: Mapping[str, Mapping[str, str]] | None = None) -> Finding:
+        """This finding with headline, recommendations, evidence texts and skip reason in `lang`.
+
+        Texts without a message (plugins, findings read from old JSON) stay as they are.
+        """
+        from dataclasses import replace
+
+        changes: dict[str, Any] = {}
+        if self.headline_msgs:
+            changes["headline"] = "; ".join(render(m, lang, catalogue) for m in self.headline_msgs)
+        if self.recommendation_msgs:
+            changes["recommendations"] = tuple(dict.fromkeys(render(m, lang, catalogue)
+                                                             for m in self.recommendation_msgs))
+        if self.skipped_msg is not None:
+            changes["skipped_reason"] = render(self.skipped_msg, lang, catalogue)
+        changes["evidence"] = tuple(ev.localized(lang, catalogue, labels or {}) for ev in self.evidence)
+        changes["locations"] = tuple(replace(loc, message=render(loc.message_msg, lang, catalogue))
+                                     if loc.message_msg else loc for loc in self.locations)
+        return replace(self, **changes)
 
     # -- constructors -------------------------------------------------------
 
@@ -397,6 +547,12 @@ class Finding:
             "incomplete": dict(self.incomplete),
             "skipped_reason": self.skipped_reason,
             "figures": list(self.figures),
+            "failures": [f.to_dict() for f in self.failures],
+            "observed": dict(self.observed),
+            "locations": [loc.to_dict() for loc in self.locations],
+            "messages": {"headline": [m.to_dict() for m in self.headline_msgs],
+                         "recommendations": [m.to_dict() for m in self.recommendation_msgs],
+                         "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
         }
 
     @classmethod
@@ -408,6 +564,7 @@ class Finding:
         if missing:
             raise InputDataError(f"finding {data.get('check_id', '?')!r} lacks {', '.join(missing)}; "
                                  f"expected keys: {', '.join(_FINDING_KEYS)}")
+        msgs = data.get("messages") or {}
         try:
             return cls(
                 check_id=data["check_id"], status=data["status"], headline=data["headline"],
@@ -418,8 +575,14 @@ class Finding:
                 incomplete=data.get("incomplete") or {},
                 skipped_reason=data.get("skipped_reason", ""),
                 figures=tuple(data.get("figures") or ()),
+                failures=tuple(RequestFailure.from_dict(f) for f in data.get("failures") or ()),
+                observed=data.get("observed") or {},
+                locations=tuple(Location.from_dict(x) for x in data.get("locations") or ()),
+                headline_msgs=tuple(Message.from_dict(m) for m in msgs.get("headline") or ()),
+                recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
+                skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, KeyError) as exc:
             raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
 
     def metrics_dataframe(self) -> Any:
@@ -443,7 +606,10 @@ class Finding:
         parts.append(f"<p>{html.escape(self.headline)}</p>")
         if self.incomplete:
             counts = ", ".join(f"{html.escape(k)} = {v}" for k, v in self.incomplete.items())
-            parts.append(f"<p><b>Incomplete:</b> {counts}</p>")
+            reasons = "; ".join(f"{html.escape(r.reason)} ({r.count}x"
+                                + (f", profile {html.escape(r.profile)}" if r.profile else "") + ")"
+                                for r in self.failures)
+            parts.append(f"<p><b>Incomplete:</b> {counts}{'. ' + reasons if reasons else ''}</p>")
         if self.metrics:
             rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{_esc(v)}</td></tr>"
                            for k, v in self.metrics.items())
@@ -502,19 +668,35 @@ class AuditResult:
     def worst(self) -> str:
         return worst(f.status for f in self.findings)
 
-    def exit_code(self, fail_on: str = "fail") -> int:
-        """1 if any finding is at or above `fail_on`, else 0.
+    @property
+    def incomplete(self) -> bool:
+        """True when the audit cannot vouch for every check: an ``error``, or more failed
+        requests than a check's spec tolerates."""
+        return any(f.status == "error" or f.above_failure_threshold for f in self.findings)
 
-        ``"warn"``: warn, error or fail give 1. ``"fail"``: fail or error give 1
-        (an error means the audit could not vouch for that check). ``"never"``: 0.
+    def exit_code(self, fail_on: str = "fail") -> int:
+        """The process exit code: 3 incomplete, 1 a check at or above `fail_on`, else 0.
+
+        ``EXIT_INCOMPLETE`` (3) wins: an audit with an ``error`` finding or with
+        failed requests above a spec's threshold is incomplete whatever
+        `fail_on` says. Otherwise ``"warn"`` gives 1 on warn, error or fail,
+        ``"fail"`` on fail or error; ``"never"`` gives 0. (2, bad input, is the
+        CLI's: no result exists then.)
         """
         if fail_on not in FAIL_ON:
             raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}",
                               key="fail_on")
+        if self.incomplete:
+            return EXIT_INCOMPLETE
         if fail_on == "never":
-            return 0
+            return EXIT_OK
         threshold = SEVERITY["warn"] if fail_on == "warn" else SEVERITY["error"]
-        return int(any(SEVERITY[f.status] >= threshold for f in self.findings))
+        return EXIT_FINDINGS if any(SEVERITY[f.status] >= threshold for f in self.findings) else EXIT_OK
+
+    def localized(self, lang: str, catalogue: Catalogue,
+                  labels: Mapping[str, Mapping[str, str]] | None = None) -> AuditResult:
+        return AuditResult(findings=tuple(f.localized(lang, catalogue, labels) for f in self.findings),
+                           meta=self.meta)
 
     def to_dict(self) -> dict[str, Any]:
         from ragdiag import __version__
@@ -534,9 +716,9 @@ class AuditResult:
         if not isinstance(data, Mapping) or not isinstance(data.get("findings"), list):
             raise InputDataError("an audit result must be a JSON object with a 'findings' list")
         version = data.get("schema_version", SCHEMA_VERSION)
-        if version != SCHEMA_VERSION:
+        if version not in _READABLE_VERSIONS:
             raise InputDataError(f"audit result schema_version {version!r} is not supported; "
-                                 f"this ragdiag reads version {SCHEMA_VERSION}")
+                                 f"this ragdiag reads versions {', '.join(map(str, _READABLE_VERSIONS))}")
         return cls(findings=tuple(Finding.from_dict(f) for f in data["findings"]),
                    meta=data.get("meta") or {})
 

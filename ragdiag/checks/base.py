@@ -1,0 +1,434 @@
+"""The check contract: declared inputs, a `Verdict` that collects observations, no pass on nothing.
+
+A built-in check subclasses `Check`, declares the audit inputs it `needs` (enforced by the
+registry's `run_check`: a missing input gives ``skipped`` with what to supply, before the
+check runs) and implements `evaluate(ctx, spec, v)`, recording into the `Verdict`:
+
+- ``v.observed(what, n)``: positive evidence, something examined and judged (a profile's
+  pool measured, a security mechanism verified, a filter clause classified);
+- ``v.fail(name, **params)`` / ``v.warn(...)``: faults, as catalogue messages;
+- ``v.note(...)``, ``v.recommend(...)``, ``v.metric(...)``, ``v.table(...)``, ``v.location(...)``;
+- ``v.requests(run)``: the requests it measured (failures are summed across runs, the first
+  distinct reasons kept);
+- ``v.passed(name, ...)``: the headline of a pass, saying what was observed;
+- ``v.nothing_observed(name, ...)``: why there is nothing to judge;
+- ``v.skip(name, ...)``: stop now, skipped with a reason.
+
+`Verdict.finish` decides the status in one place:
+
+1. an explicit skip is ``skipped``;
+2. more failed requests than the spec's ``max_failed_request_share`` is ``error`` (a
+   ``fail`` that was confirmed on what was observed stays ``fail``, marked incomplete);
+3. any fail is ``fail``, any warning ``warn``;
+4. **``pass`` requires positive evidence**: with no observation the status is ``skipped``
+   with the nothing-observed reason.
+
+Texts are `Message` ids resolved in the check's spec (``[messages.<name>]``) and then in
+``ragdiag/checks/common.toml`` (``common.<name>``), so a finding renders in any language.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from importlib.resources import files
+from typing import Any, ClassVar
+
+from ragdiag.errors import RagdiagError
+from ragdiag.model.findings import Evidence, Finding, Location, RequestFailure
+from ragdiag.model.messages import Catalogue, Message, render
+
+__all__ = [
+    "INPUTS",
+    "Check",
+    "Verdict",
+    "SkipCheck",
+    "common_catalogue",
+    "common_labels",
+    "catalogue_for",
+    "labels_for",
+    "missing_inputs",
+    "skipped_for_missing",
+    "localize",
+]
+
+#: Audit inputs a check may declare in `needs`; "a|b" means either one.
+INPUTS: tuple[str, ...] = ("target", "profiles", "questions", "goldset", "query_log", "identities",
+                           "client_code")
+MAX_HEADLINE_PARTS = 3
+MAX_FAILURE_REASONS = 5
+DEFAULT_MAX_FAILED_SHARE = 0.02
+
+
+class SkipCheck(Exception):
+    """Raised by `Verdict.skip` to end a check early as ``skipped``."""
+
+
+# ---- catalogues ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _common_tables() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    from ragdiag.inputs.checklist import _text_tables
+    from ragdiag.inputs.tomlfile import TomlFile
+
+    path = files("ragdiag.checks") / "common.toml"
+    tf = TomlFile.load(str(path))
+
+    def err(message: str, key: str) -> RagdiagError:
+        return tf.error(message, "", key)
+
+    return (_text_tables(tf.data.get("messages", {}), "messages", err),
+            _text_tables(tf.data.get("labels", {}), "labels", err))
+
+
+def common_catalogue() -> Catalogue:
+    cat = Catalogue()
+    cat.add("common", _common_tables()[0])
+    return cat
+
+
+def common_labels() -> dict[str, dict[str, str]]:
+    return dict(_common_tables()[1])
+
+
+def catalogue_for(specs: Iterable[Any]) -> Catalogue:
+    """The catalogue of the common messages and every spec's own (ids ``<check_id>.<name>``)."""
+    cat = common_catalogue()
+    for spec in specs:
+        cat.add(spec.id, getattr(spec, "messages", {}) or {})
+    return cat
+
+
+def labels_for(specs: Iterable[Any]) -> dict[str, dict[str, str]]:
+    """Label key -> texts: the common labels, overridden by each spec's own."""
+    out = common_labels()
+    for spec in specs:
+        out.update(getattr(spec, "labels", {}) or {})
+    return out
+
+
+def localize(result: Any, lang: str, specs: Mapping[str, Any] | Iterable[Any] | None = None) -> Any:
+    """A `Finding` or `AuditResult` with every computed text rendered in `lang`."""
+    if specs is None:
+        from ragdiag.inputs.checklist import load_checklist
+
+        specs = load_checklist()
+    items = list(specs.values()) if isinstance(specs, Mapping) else list(specs)
+    return result.localized(lang, catalogue_for(items), labels_for(items))
+
+
+# ---- inputs ----------------------------------------------------------------------------------
+def _alternatives(need: str) -> list[str]:
+    return [n.strip() for n in need.split("|") if n.strip()]
+
+
+def missing_inputs(needs: Sequence[str], ctx: Any) -> list[str]:
+    """The requirements of `needs` the context cannot meet ("a|b" is met by either)."""
+    has = getattr(ctx, "has", None)
+    if not callable(has):
+        return []
+    return [need for need in needs if not any(has(n) for n in _alternatives(need))]
+
+
+def skipped_for_missing(check_id: str, missing: Sequence[str], lang: str = "en",
+                        catalogue: Catalogue | None = None) -> Finding:
+    """The ``skipped`` finding for inputs a check needs and the audit lacks: what to supply."""
+    cat = catalogue or common_catalogue()
+    reasons = [Message(f"common.input_missing_{n}") if f"common.input_missing_{n}" in cat
+               else Message("common.input_missing", {"input": n})
+               for need in missing for n in _alternatives(need)[:1]]
+    supply = [Message(f"common.supply_{n}") if f"common.supply_{n}" in cat
+              else Message("common.supply_input", {"input": n})
+              for need in missing for n in _alternatives(need)]
+    reason = Message("common.skipped_missing", {"reasons": tuple(reasons)})
+    recs = (Message("common.to_run_supply", {"what": tuple(supply)}),)
+    return Finding(check_id=check_id, status="skipped",
+                   headline=render(Message("common.skipped", {"reason": reason}), lang, cat),
+                   recommendations=tuple(render(r, lang, cat) for r in recs),
+                   skipped_reason=render(reason, lang, cat),
+                   headline_msgs=(Message("common.skipped", {"reason": reason}),),
+                   recommendation_msgs=recs, skipped_msg=reason)
+
+
+# ---- the verdict -----------------------------------------------------------------------------
+class Verdict:
+    """Collects what a check observed and decides status, headline and recommendations."""
+
+    def __init__(self, check_id: str, spec: Any = None, *, lang: str = "en",
+                 catalogue: Catalogue | None = None, labels: Mapping[str, Mapping[str, str]] | None = None
+                 ) -> None:
+        self.check_id = check_id
+        self.spec = spec
+        self.lang = lang
+        if catalogue is None:
+            catalogue = catalogue_for([spec] if spec is not None and hasattr(spec, "messages") else [])
+        self.catalogue = catalogue
+        self.labels = dict(labels) if labels is not None else labels_for([spec] if spec is not None else [])
+        self._fails: list[Message] = []
+        self._warns: list[Message] = []
+        self._notes: list[Message] = []
+        self._recs: list[Message] = []
+        self._passed: Message | None = None
+        self._nothing: Message | None = None
+        self._skip: Message | None = None
+        self._error: Message | None = None
+        self.metrics: dict[str, Any] = {}
+        self._tables: list[Evidence] = []
+        self._locations: list[Location] = []
+        self.observations: Counter[str] = Counter()
+        self._requested = 0
+        self._failed = 0
+        self._reasons: Counter[tuple[str, str | None]] = Counter()
+        self.figures: tuple[str, ...] = ()
+
+    # -- messages --------------------------------------------------------------------------------
+    def msg(self, name: str, /, **params: Any) -> Message:
+        """A message of this check (``name``) or a common one (``common.name``)."""
+        if "." in name:
+            return Message(name, params)
+        own = f"{self.check_id}.{name}"
+        if own in self.catalogue or f"common.{name}" not in self.catalogue:
+            return Message(own, params)
+        return Message(f"common.{name}", params)
+
+    def text(self, m: Message) -> str:
+        return render(m, self.lang, self.catalogue)
+
+    # -- what was observed -------------------------------------------------------------------------
+    def observed(self, what: str, n: int = 1) -> None:
+        """Count positive evidence: `n` items of kind `what` were examined and judged."""
+        if n > 0:
+            self.observations[what] += int(n)
+
+    @property
+    def has_observations(self) -> bool:
+        return sum(self.observations.values()) > 0
+
+    def fail(self, name: str, /, **params: Any) -> Message:
+        m = self.msg(name, **params)
+        self._fails.append(m)
+        return m
+
+    def warn(self, name: str, /, **params: Any) -> Message:
+        m = self.msg(name, **params)
+        self._warns.append(m)
+        return m
+
+    def note(self, name: str, /, **params: Any) -> Message:
+        """A remark appended to the headline (a part that did not run, a scope limit)."""
+        m = self.msg(name, **params)
+        self._notes.append(m)
+        return m
+
+    def recommend(self, name: str, /, **params: Any) -> Message:
+        m = self.msg(name, **params)
+        if m not in self._recs:
+            self._recs.append(m)
+        return m
+
+    def passed(self, name: str, /, **params: Any) -> None:
+        """The headline if the check passes: what was observed and judged."""
+        self._passed = self.msg(name, **params)
+
+    def nothing_observed(self, name: str, /, **params: Any) -> None:
+        """Why there is nothing to judge (the skip reason when no observation is made)."""
+        self._nothing = self.msg(name, **params)
+
+    def skip(self, name: str, /, **params: Any) -> None:
+        """End the check now as ``skipped`` with this reason."""
+        self._skip = self.msg(name, **params)
+        raise SkipCheck(name)
+
+    def error(self, name: str, /, **params: Any) -> None:
+        """The check could not finish (status ``error``), e.g. the target refused what it needs."""
+        self._error = self.msg(name, **params)
+
+    @property
+    def fails(self) -> tuple[Message, ...]:
+        return tuple(self._fails)
+
+    @property
+    def warns(self) -> tuple[Message, ...]:
+        return tuple(self._warns)
+
+    # -- metrics, evidence, locations ----------------------------------------------------------------
+    def metric(self, name: str, value: Any) -> None:
+        self.metrics[name] = value
+
+    def table(self, key: str, title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *,
+              note: str | None = None, **params: Any) -> Evidence:
+        """An evidence table: stable `key`, title message `title`, column label keys `columns`.
+
+        Column labels come from the catalogue's labels (``[labels.<key>]``), formatted with
+        `params`, so they render in the audit's language; the key is what figures read.
+        """
+        cols = tuple(columns)
+        title_msg = self.msg(title, **params)
+        note_msg = self.msg(note, **params) if note else None
+        ev = Evidence(title=self.text(title_msg), columns=tuple(self._label(c, params) for c in cols),
+                      rows=tuple(tuple(r) for r in rows), note=self.text(note_msg) if note_msg else "",
+                      key=key, column_keys=cols, title_msg=title_msg, note_msg=note_msg)
+        self._tables = [t for t in self._tables if t.key != key] + [ev]
+        return ev
+
+    def _label(self, key: str, params: Mapping[str, Any]) -> str:
+        texts = self.labels.get(key) or {}
+        template = texts.get(self.lang) or texts.get("en")
+        if not template:
+            return key
+        try:
+            return template.format(**{k: v for k, v in params.items()})
+        except (KeyError, ValueError, IndexError):
+            return template
+
+    def location(self, file: str, line: int, name: str | None = None, /, *, level: str = "warning",
+                 **params: Any) -> None:
+        """A code location this finding points at (SARIF `physicalLocation`)."""
+        m = self.msg(name, **params) if name else None
+        self._locations.append(Location(file=str(file), line=int(line or 1), message=self.text(m) if m else "",
+                                        level=level, message_msg=m))
+
+    # -- requests --------------------------------------------------------------------------------
+    def requests(self, results: Any, profiles: Sequence[str | None] | None = None) -> None:
+        """Record executed requests: a `GoldRun` (profiles from its queries) or a list of results.
+
+        Counts are summed over every call, so a check's incompleteness covers all its runs.
+        """
+        from ragdiag.engine.runner import Failure
+
+        if hasattr(results, "queries") and hasattr(results, "results"):
+            pairs = [(q.profile, r) for q, r in zip(results.queries, results.results, strict=True)]
+        else:
+            items = list(results)
+            profs = list(profiles) if profiles is not None else [None] * len(items)
+            pairs = list(zip(profs, items, strict=True))
+        for profile, r in pairs:
+            self._requested += 1
+            if isinstance(r, Failure):
+                self._failed += 1
+                self._reasons[(r.reason, profile)] += 1
+
+    @property
+    def failed_share(self) -> float:
+        return self._failed / self._requested if self._requested else 0.0
+
+    def _max_failed_share(self) -> float:
+        spec = self.spec
+        if spec is not None and getattr(spec, "has_threshold", None) and spec.has_threshold(
+                "max_failed_request_share"):
+            return float(spec.threshold("max_failed_request_share"))
+        return DEFAULT_MAX_FAILED_SHARE
+
+    # -- the decision -------------------------------------------------------------------------------
+    def finish(self, *, figures: Sequence[str] = ()) -> Finding:
+        """The finding: status decided by the rules in the module docstring."""
+        incomplete: dict[str, int] = {}
+        failures: tuple[RequestFailure, ...] = ()
+        if self._failed:
+            incomplete = {"failed_requests": self._failed, "requests": self._requested}
+            failures = tuple(RequestFailure(reason, profile, n) for (reason, profile), n
+                             in self._reasons.most_common(MAX_FAILURE_REASONS))
+        over = bool(self._failed) and self.failed_share > self._max_failed_share()
+        if over:
+            incomplete["above_threshold"] = 1
+        parts: list[Message]
+        skipped: Message | None = None
+        if self._skip is not None:
+            status, skipped = "skipped", self._skip
+            parts = [self.msg("common.skipped", reason=self._skip)]
+        elif self._error is not None:
+            status, parts = "error", [self._error]
+        elif over and not self._fails:
+            status = "error"
+            parts = [self._failed_message()] + self._limited(self._warns)
+        elif self._fails:
+            status, parts = "fail", self._limited(self._fails)
+            if over:
+                parts = [self._failed_message()] + parts
+        elif self._warns:
+            status, parts = "warn", self._limited(self._warns)
+        elif not self.has_observations:
+            status = "skipped"
+            skipped = self._nothing or self.msg("common.nothing_observed")
+            parts = [self.msg("common.skipped", reason=skipped)]
+        else:
+            status = "pass"
+            parts = [self._passed or self.msg("common.passed_generic", what=self._observed_text())]
+        if status not in ("skipped",):
+            parts = parts + self._notes
+        if self._failed and not over and status != "skipped":
+            parts.append(self.msg("common.some_requests_failed", failed=self._failed,
+                                  requests=self._requested))
+        recs = tuple(self._recs) if status != "skipped" or self._skip is None else ()
+        if status == "skipped" and not recs:
+            recs = ()
+        return Finding(
+            check_id=self.check_id, status=status,
+            headline="; ".join(self.text(m) for m in parts),
+            metrics=self.metrics, evidence=tuple(self._tables),
+            recommendations=tuple(dict.fromkeys(self.text(m) for m in recs)),
+            incomplete=incomplete, failures=failures,
+            skipped_reason=self.text(skipped) if skipped else "",
+            figures=tuple(figures) or self.figures,
+            observed=dict(self.observations), locations=tuple(self._locations),
+            headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
+        )
+
+    def _limited(self, msgs: list[Message]) -> list[Message]:
+        if len(msgs) <= MAX_HEADLINE_PARTS:
+            return list(msgs)
+        return list(msgs[:MAX_HEADLINE_PARTS]) + [self.msg("common.and_more", n=len(msgs) - MAX_HEADLINE_PARTS)]
+
+    def _failed_message(self) -> Message:
+        reasons = tuple(f"{reason}" + (f" ({profile})" if profile else "")
+                        for (reason, profile), _n in self._reasons.most_common(2))
+        return self.msg("common.requests_failed", failed=self._failed, requests=self._requested,
+                        reasons=reasons)
+
+    def _observed_text(self) -> str:
+        return ", ".join(f"{n} {what.replace('_', ' ')}" for what, n in self.observations.items())
+
+
+# ---- the check base --------------------------------------------------------------------------
+class Check:
+    """Base of the built-in checks: declared inputs, `evaluate` into a `Verdict`, a figure.
+
+    Subclasses set ``id``, ``needs`` (input names from `INPUTS`; "a|b" for either) and
+    implement `evaluate`. `draw(finding)` returns a matplotlib figure drawn from the
+    finding's evidence tables (read by key), or None.
+    """
+
+    id: ClassVar[str] = ""
+    needs: ClassVar[tuple[str, ...]] = ()
+    #: inputs used when present (documentation, and the plan)
+    uses: ClassVar[tuple[str, ...]] = ()
+    figure_id: ClassVar[str | None] = None
+
+    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def run(self, ctx: Any, spec: Any) -> Finding:
+        lang = getattr(ctx, "lang", "en")
+        v = Verdict(self.id, spec, lang=lang)
+        if self.figure_id:
+            v.figures = (self.figure_id,)
+        try:
+            self.evaluate(ctx, spec, v)
+        except SkipCheck:
+            pass
+        return v.finish()
+
+    def draw(self, finding: Finding) -> Any:
+        """The check's figure from its finding's evidence, or None (no figure)."""
+        return None
+
+
+def figure_of(check: Any) -> Callable[[Finding], Any] | None:
+    draw = getattr(check, "draw", None)
+    return draw if callable(draw) else None
+
+
+def with_texts(finding: Finding, spec: Any, lang: str) -> Finding:
+    """Title and question from the spec in `lang`."""
+    return replace(finding, title=spec.text("title", lang), question=spec.text("question", lang))

@@ -1,0 +1,80 @@
+"""Figures beside their checks: the shared matplotlib set-up and the lookup by finding.
+
+Each check draws its own figure (`Check.draw(finding, lang)`) from the finding's evidence
+tables, read by stable table key and column key, never by English title or position. A
+finding loaded from JSON therefore draws the same picture, in any report language: axis
+labels and titles are catalogue messages of the check's spec (``[messages.fig_*]``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = ["figure", "plt", "text", "column_values", "FigureDataError"]
+
+
+class FigureDataError(Exception):
+    """A finding's evidence lacks what its figure needs (a table or column renamed)."""
+
+
+def plt() -> Any:
+    """pyplot on the non-interactive Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue() -> Any:
+    from ragdiag.checks.base import catalogue_for
+    from ragdiag.inputs.checklist import load_checklist
+
+    return catalogue_for(load_checklist().values())
+
+
+def text(check_id: str, name: str, lang: str = "en", **params: Any) -> str:
+    """A figure text (``[messages.<name>]`` of the check's spec) in `lang`."""
+    from ragdiag.model.messages import Message, render
+
+    msg_id = name if "." in name else f"{check_id}.{name}"
+    return render(Message(msg_id, params), lang, _catalogue())
+
+
+def column_values(finding: Any, table: str, *columns: str) -> list[tuple[Any, ...]] | None:
+    """Rows of `table` restricted to `columns` (by key); None when the finding has no such
+    table (nothing to draw). A present table without a column raises `FigureDataError`:
+    that is a renamed column, a bug to see, not a figure to drop silently."""
+    ev = finding.evidence_table(table)
+    if ev is None:
+        return None
+    try:
+        cols = [ev.column(c) for c in columns]
+    except KeyError as exc:
+        raise FigureDataError(str(exc)) from None
+    return list(zip(*cols, strict=True)) if cols else []
+
+
+def figure(finding: Any, lang: str = "en") -> Any:
+    """The figure of a finding (a matplotlib Figure), or None when it has nothing to draw.
+
+    Skipped findings and findings without the evidence their figure reads draw nothing;
+    a figure function that crashes raises (the report shows the error, it does not hide it).
+    """
+    if finding.status == "skipped":
+        return None
+    from ragdiag.checks.registry import default_registry
+
+    try:
+        check = default_registry().get(finding.check_id)
+    except Exception:
+        check = None
+    draw = getattr(check, "draw", None)
+    if callable(draw) and getattr(check, "figure_id", None):
+        return draw(finding, lang)
+    from ragdiag import plots  # checks not yet ported to drawing their own figure
+
+    return plots.figure(finding)
