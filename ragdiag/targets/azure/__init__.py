@@ -362,6 +362,9 @@ class _Retryable(Exception):
 class AzureTarget:
     """A live Azure AI Search index, read-only, answering `SearchRequest`s with `Trace`s."""
 
+    # traces carry hits only (no per-leg stages); security values only where retrievable
+    capabilities = frozenset({"documents", "get_document"})
+
     def __init__(self, endpoint: str, index: str, *, credential: Any, api_version: str | None = None,
                  timeout_s: float = 30.0, retries: int = 4, concurrency: int = 4,
                  budget: int | None = None, api_key_env: str | None = None,

@@ -129,6 +129,8 @@ def _tokenizer() -> Any:
 class LocalTarget:
     """A read-only, persisted hybrid index answering `SearchRequest`s with full traces."""
 
+    capabilities = frozenset({"documents", "get_document", "security_values", "stages"})
+
     def __init__(self, path: Path, spec: LocalIndexSpec, records: list[dict[str, Any]],
                  vectors: dict[str, np.ndarray], semantic: np.ndarray | None,
                  bm25: dict[str, _FieldBM25], embedder: Any = None, reranker: Any = None) -> None:
@@ -321,6 +323,14 @@ class LocalTarget:
             if mask is not None and not mask[i]:
                 continue
             yield {k: r.get(k) for k in select} if select else dict(r)
+
+    def security_values(self, keys: Sequence[str], field: str) -> dict[str, tuple[str, ...] | None]:
+        """Each key's values of `field`, read from the records (None for an unknown key)."""
+        out: dict[str, tuple[str, ...] | None] = {}
+        for k in keys:
+            row = self.row_of.get(k)
+            out[k] = None if row is None else tuple(self.records[row].get(field) or ())
+        return out
 
     def get_document(self, key: str, select: Sequence[str] | None = None) -> dict[str, Any]:
         try:
