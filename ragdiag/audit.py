@@ -19,33 +19,21 @@ from ragdiag.errors import ConfigError
 from ragdiag.inputs.config import AuditConfig, load_config
 
 __all__ = ["EVAL_DEPTH", "AuditContext", "GoldQuery", "GoldRun", "open_target", "build_context",
-           "run_checks", "run_audit", "entity_matcher"]
+           "run_checks", "open_audit", "run_audit", "entity_matcher"]
 
 def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
-    """The target the config names (read-only)."""
-    t = config.target
-    if t.kind == "sample":
-        from ragdiag.sample.system import open_sample_target
+    """The target the config names (read-only), opened by its kind; None for a code-only audit."""
+    if config.target is None:
+        return None
+    from ragdiag.targets.base import missing_members
+    from ragdiag.targets.registry import get_kind
 
-        return open_sample_target(t.variant, progress=progress, log=log)
-    if t.kind == "local":
-        from ragdiag.encoders import load_reranker
-        from ragdiag.model.schema import IndexSchema
-        from ragdiag.sample.system import cache_dir, sample_embedder
-        from ragdiag.targets.local import LocalIndexSpec, LocalTarget
-
-        schema = IndexSchema.load(t.schema)
-        name = t.name or schema.name
-        spec = LocalIndexSpec(name=name, schema=schema, vector_sources=t.vector_sources, now=t.now)
-        emb = sample_embedder()
-        return LocalTarget.from_jsonl(t.records, spec, index_dir=cache_dir() / "indexes" / name,
-                                      embedder=emb, reranker=load_reranker(t.reranker, emb),
-                                      progress=progress, log=log)
-    if t.kind == "azure":
-        from ragdiag.targets.azure import AzureTarget
-
-        return AzureTarget.from_config(config)
-    raise ConfigError(f"unknown target kind {t.kind!r}")
+    target = get_kind(config.target.kind).open(config.target.options, config, log=log, progress=progress)
+    missing = missing_members(target)
+    if missing:
+        raise ConfigError(f"target kind '{config.target.kind}' opened a target that lacks "
+                          f"{', '.join(missing)} (see ragdiag.targets.base.Target)")
+    return target
 
 
 def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
@@ -141,12 +129,19 @@ def _with_texts(finding: Any, spec: Any, lang: str) -> Any:
     return replace(finding, title=spec.text("title", lang), question=spec.text("question", lang))
 
 
-def run_audit(config_path: str | Path | None = None, *, checks: Sequence[str] | None = None,
-              log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
-    """Load the config (default: the embedded sample's), run the checks, return the AuditResult."""
+def open_audit(config_path: str | Path | None = None, *, log: Callable[[str], None] | None = None,
+               progress: bool = True) -> AuditContext:
+    """Load the config (default: the embedded sample's) and open its target and inputs.
+
+    The returned context runs the checklist with ``.run()`` and feeds the tuner.
+    """
     from ragdiag.sample.system import sample_dir
 
     path = Path(config_path) if config_path else sample_dir() / "audit.toml"
-    config = load_config(path)
-    ctx = build_context(config, log=log, progress=progress)
-    return run_checks(ctx, checks=checks)
+    return build_context(load_config(path), log=log, progress=progress)
+
+
+def run_audit(config_path: str | Path | None = None, *, checks: Sequence[str] | None = None,
+              log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
+    """Load the config (default: the embedded sample's), run the checks, return the AuditResult."""
+    return run_checks(open_audit(config_path, log=log, progress=progress), checks=checks)

@@ -36,13 +36,16 @@ def test_unknown_key_names_line_and_allowed(tmp_path):
 
 def test_bad_target_kind(tmp_path):
     p = _write(tmp_path, '[audit]\nname = "x"\n\n[target]\nkind = "elastic"\n')
-    with pytest.raises(ConfigError, match=r"audit.toml:5: target kind must be one of sample, local, azure"):
+    with pytest.raises(ConfigError, match=r"audit.toml:5: no target kind named .elastic.; available: azure, local, sample"):
         load_config(p)
 
 
-def test_missing_target_and_missing_file(tmp_path):
-    with pytest.raises(ConfigError, match=r"missing \[target\] table"):
-        load_config(_write(tmp_path, '[audit]\nname = "x"\n'))
+def test_no_target_is_a_code_only_audit_and_missing_file(tmp_path):
+    assert load_config(_write(tmp_path, '[audit]\nname = "x"\n')).target is None
+    with pytest.raises(ConfigError, match=r"audit.toml:1: \[target\] needs kind"):
+        load_config(_write(tmp_path, '[target]\nvariant = "naive"\n'))
+    with pytest.raises(ConfigError, match=r"audit.toml:3: unknown key 'endpoint' in \[target\]; allowed: kind, variant"):
+        load_config(_write(tmp_path, '[target]\nkind = "sample"\nendpoint = "https://x"\n'))
     p = _write(tmp_path, '[target]\nkind = "sample"\n[inputs]\ngoldset = "nope.yaml"\n')
     with pytest.raises(ConfigError, match=r"audit.toml:4: 'goldset' points to .*nope.yaml, which does not exist"):
         load_config(p)
@@ -58,7 +61,7 @@ def test_keys_never_in_the_config(tmp_path):
 
 
 def test_azure_target_needs_endpoint_and_identities_must_be_lists(tmp_path):
-    with pytest.raises(ConfigError, match="an azure target needs 'endpoint'"):
+    with pytest.raises(ConfigError, match="audit.toml:1: target kind 'azure' needs 'endpoint'"):
         load_config(_write(tmp_path, '[target]\nkind = "azure"\nindex = "i"\n'))
     p = _write(tmp_path, '[target]\nkind = "sample"\n\n[identities]\n"anna" = "sales"\n')
     with pytest.raises(ConfigError, match=r"audit.toml:5: identity 'anna' must be a list of group names"):

@@ -90,6 +90,17 @@ class AuditContext:
         self._built: dict[tuple[Any, ...], SearchRequest] = {}
         self._scan: Any = None
 
+    def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
+        """Run the checklist (or the named checks) and return the `AuditResult`."""
+        from ragdiag.audit import run_checks
+
+        return run_checks(self, checks=checks, **kwargs)
+
+    def __repr__(self) -> str:
+        name = getattr(self.target, "name", None) or "no target (code-only)"
+        return (f"<AuditContext {name}; policy {getattr(self.policy, 'name', None)}; "
+                f"{len(self.question_cases()) if (self.goldset or self.query_log) else 0} questions>")
+
     # ---- inputs ------------------------------------------------------------------
     def has(self, name: str) -> bool:
         """Whether the audit has the input `name` (see `ragdiag.checks.base.INPUTS`)."""

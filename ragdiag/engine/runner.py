@@ -54,19 +54,14 @@ class RunnerStats:
                 "partial": self.partial}
 
 
-def target_fingerprint(target: Any) -> str:
-    """A stable identity of what the target would answer (changes when the index changes)."""
-    fp = getattr(target, "fingerprint", None)
-    if callable(fp):
-        return str(fp())
-    path = getattr(target, "path", None)
-    if path is not None:
-        manifest = Path(path) / "manifest.json"
-        if manifest.exists():
-            import json
+def target_fingerprint(target: Any) -> str | None:
+    """The target's `fingerprint()` (what it would answer); None when it has none.
 
-            return f"{target.name}:{json.loads(manifest.read_text()).get('input_hash')}"
-    return str(getattr(target, "name", type(target).__name__))
+    There is deliberately no fallback to the target's name: a name-keyed cache would
+    answer a changed index from stale traces. Without a fingerprint nothing is cached on disk.
+    """
+    fp = getattr(target, "fingerprint", None)
+    return str(fp()) if callable(fp) else None
 
 
 class _DiskCache:
@@ -122,7 +117,8 @@ class Runner:
         self.stats = RunnerStats()
         self._memory: dict[str, Trace] = {}
         self._target_fp = target_fingerprint(target)
-        self._disk = _DiskCache(Path(cache_dir) / "traces.sqlite") if cache_dir else None
+        self._disk = (_DiskCache(Path(cache_dir) / "traces.sqlite")
+                      if cache_dir and self._target_fp is not None else None)
         self._lock = threading.Lock()
 
     # ---- single requests ---------------------------------------------------------
@@ -142,6 +138,11 @@ class Runner:
                 self.stats.disk_hits += 1
                 self._memory[fp] = trace
                 return trace
+        if self.target is None:
+            failure = Failure(request, "no search target: this audit has no [target] (code-only)", kind="no_target")
+            with self._lock:
+                self.stats.failures.append(failure)
+            return failure
         with self._lock:
             if self.budget is not None and self.stats.sent >= self.budget:
                 self.stats.over_budget += 1

@@ -1,8 +1,10 @@
 """The audit config (TOML): target, profiles, goldset, query log, identities, code, checklist, output.
 
-Paths are relative to the config file. Everything but the target is optional;
-a check whose input is missing says `skipped` and what to supply. Secrets never
-live here: an Azure key is read from the environment variable the config names.
+Paths are relative to the config file. Everything is optional, the target too: without
+``[target]`` the audit is code-only (client code, no index) and no probe is sent anywhere.
+A check whose input is missing says `skipped` and what to supply. The ``[target]`` table
+belongs to its kind (`ragdiag.targets.registry`), which validates its own keys. Secrets
+never live here: an Azure key is read from the environment variable the config names.
 """
 
 from __future__ import annotations
@@ -12,34 +14,59 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.inputs.tomlfile import TomlFile, check_keys
 
-TARGET_KINDS = ("sample", "local", "azure")
+TARGET_KINDS = ("sample", "local", "azure")  # the built-in kinds; plugins add more
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
 _AUDIT = ("name", "client", "system", "language")
-_TARGET = ("kind", "variant", "records", "schema", "vector_sources", "now", "name", "reranker",
-           "endpoint", "index", "api_key_env", "credential", "api_version")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "query_log", "client_code", "checklist", "entities")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
 
 
-@dataclass(frozen=True)
 class TargetConfig:
-    kind: str
-    variant: str = "structured"
-    records: Path | None = None
-    schema: Path | None = None
-    vector_sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    now: str | None = None
-    name: str | None = None
-    reranker: str | None = None
-    endpoint: str | None = None
-    index: str | None = None
-    api_key_env: str | None = None
-    credential: str = "api_key"
-    api_version: str | None = None
+    """The ``[target]`` table: its kind and the options that kind validated.
+
+    Options read as attributes (``config.target.endpoint``); an option the kind does not
+    have reads as None.
+    """
+
+    __slots__ = ("kind", "options")
+
+    def __init__(self, kind: str, options: Mapping[str, Any] | None = None, **more: Any) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "options", {**(options or {}), **more})
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return object.__getattribute__(self, "options").get(name)
+        except AttributeError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("TargetConfig is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TargetConfig) and (self.kind, self.options) == (other.kind, other.options)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, tuple(sorted(self.options))))
+
+    def __repr__(self) -> str:
+        return f"TargetConfig({self.kind!r}, {self.options!r})"
+
+    def describe(self) -> dict[str, Any]:
+        """A secret-free summary (the kind's own, or the option names only)."""
+        from ragdiag.targets.registry import get_kind
+
+        try:
+            kind = get_kind(self.kind)
+        except RagdiagError:
+            return {"kind": self.kind}
+        describe = getattr(kind, "describe", None)
+        return {"kind": self.kind, **(describe(self.options) if callable(describe) else {})}
 
 
 @dataclass(frozen=True)
@@ -49,7 +76,7 @@ class AuditConfig:
     client: str
     system: str
     language: str
-    target: TargetConfig
+    target: TargetConfig | None = None
     profiles: Path | None = None
     compare_profiles: Path | None = None
     goldset: Path | None = None
@@ -68,12 +95,9 @@ class AuditConfig:
 
     def describe(self) -> dict[str, Any]:
         """A secret-free summary for reports and JSON output."""
-        t = self.target
         return {
             "config": str(self.path), "name": self.name, "client": self.client, "system": self.system,
-            "target": {"kind": t.kind, "variant": t.variant if t.kind == "sample" else None,
-                       "endpoint": t.endpoint, "index": t.index, "credential": t.credential
-                       if t.kind == "azure" else None, "api_key_env": t.api_key_env},
+            "target": self.target.describe() if self.target is not None else None,
             "profiles": _s(self.profiles), "compare_profiles": _s(self.compare_profiles),
             "goldset": _s(self.goldset), "query_log": _s(self.query_log),
             "client_code": _s(self.client_code), "identities": sorted(self.identities),
@@ -84,13 +108,28 @@ def _s(p: Path | None) -> str | None:
     return str(p) if p else None
 
 
+def _target(tf: TomlFile, table: Mapping[str, Any], base: Path) -> TargetConfig:
+    """The ``[target]`` table validated by its kind (unknown keys refused with file and line)."""
+    from ragdiag.targets.registry import OptionReader, get_kind
+
+    kind_name = table.get("kind")
+    if not isinstance(kind_name, str) or not kind_name:
+        raise tf.error("[target] needs kind = \"sample\", \"local\" or \"azure\" (or a plugin's kind); "
+                       "leave [target] out for a code-only audit", "target", "kind")
+    try:
+        kind = get_kind(kind_name)
+    except ConfigError as exc:
+        raise tf.error(str(exc), "target", "kind") from None
+    check_keys(tf, "target", table, ("kind", *kind.keys))
+    options = kind.validate(OptionReader({k: v for k, v in table.items() if k != "kind"}, tf, base, kind_name))
+    return TargetConfig(kind_name, options)
+
+
 def load_config(path: str | Path) -> AuditConfig:
     tf = TomlFile.load(path)
     base = Path(tf.path).resolve().parent
     d = tf.data
     check_keys(tf, "", d, _TOP)
-    if "target" not in d:
-        raise tf.error("missing [target] table; e.g. [target] kind = \"sample\"")
 
     def table(name: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
         t = d.get(name, {})
@@ -100,11 +139,12 @@ def load_config(path: str | Path) -> AuditConfig:
             raise tf.error("never write a key into the config: name the environment variable that "
                            "holds it with api_key_env = \"AZURE_SEARCH_API_KEY\"", "target",
                            "api_key" if "api_key" in t else "key")
-        check_keys(tf, name, t, allowed)
+        if allowed:
+            check_keys(tf, name, t, allowed)
         return t
 
     audit = table("audit", _AUDIT)
-    tgt = table("target", _TARGET)
+    tgt = table("target", ()) if "target" in d else None
     inputs = table("inputs", _INPUTS)
     runner = table("runner", _RUNNER)
     output = table("output", _OUTPUT)
@@ -134,38 +174,7 @@ def load_config(path: str | Path) -> AuditConfig:
             raise tf.error(f"'{key}' must be an integer >= {lo}, got {v!r}", tname, key)
         return v
 
-    kind = string(tgt, "target", "kind")
-    if kind not in TARGET_KINDS:
-        raise tf.error(f"target kind must be one of {', '.join(TARGET_KINDS)}, got {kind!r}", "target", "kind")
-    variant = string(tgt, "target", "variant", "structured") or "structured"
-    if kind == "sample" and variant not in ("structured", "naive"):
-        raise tf.error(f"sample variant must be 'structured' or 'naive', got {variant!r}", "target", "variant")
-    vs = tgt.get("vector_sources", {})
-    if not isinstance(vs, Mapping) or not all(isinstance(v, list) for v in vs.values()):
-        raise tf.error("vector_sources must map vector fields to lists of text fields, "
-                       "e.g. { content_vector = [\"content\"] }", "target", "vector_sources")
-    if kind == "local":
-        for req in ("records", "schema"):
-            if req not in tgt:
-                raise tf.error(f"a local target needs '{req}'", "target")
-    if kind == "azure":
-        for req in ("endpoint", "index"):
-            if req not in tgt:
-                raise tf.error(f"an azure target needs '{req}'", "target")
-        cred = string(tgt, "target", "credential", "api_key")
-        if cred not in ("api_key", "default"):
-            raise tf.error(f"credential must be 'api_key' (read from api_key_env) or 'default' "
-                           f"(azure-identity DefaultAzureCredential), got {cred!r}", "target", "credential")
-    target = TargetConfig(
-        kind=kind, variant=variant,
-        records=path_of(tgt, "target", "records"), schema=path_of(tgt, "target", "schema"),
-        vector_sources={k: tuple(v) for k, v in vs.items()}, now=string(tgt, "target", "now"),
-        name=string(tgt, "target", "name"), reranker=string(tgt, "target", "reranker"),
-        endpoint=string(tgt, "target", "endpoint"), index=string(tgt, "target", "index"),
-        api_key_env=string(tgt, "target", "api_key_env", "AZURE_SEARCH_API_KEY" if kind == "azure" else None),
-        credential=string(tgt, "target", "credential", "api_key") or "api_key",
-        api_version=string(tgt, "target", "api_version"),
-    )
+    target = _target(tf, tgt, base) if tgt is not None else None
     identities_raw = d.get("identities", {})
     if not isinstance(identities_raw, Mapping):
         raise tf.error("[identities] must map user names to lists of groups", "", "identities")

@@ -28,6 +28,16 @@ def sample_dir() -> Path:
     return Path(str(files("ragdiag.sample") / "data"))
 
 
+SAMPLE_CONFIGS = {"misconfigured": "audit.toml", "tuned": "audit-tuned.toml", "naive": "audit-naive.toml"}
+
+
+def sample_config(name: str = "misconfigured") -> Path:
+    """The path of one of the sample's audit configs: misconfigured (default), tuned, naive."""
+    if name not in SAMPLE_CONFIGS:
+        raise InputDataError(f"no sample config {name!r}; choose one of {', '.join(SAMPLE_CONFIGS)}")
+    return sample_dir() / SAMPLE_CONFIGS[name]
+
+
 def cache_dir() -> Path:
     """Where built indexes and embeddings live: $RAGDIAG_CACHE or ~/.cache/ragdiag."""
     env = os.environ.get("RAGDIAG_CACHE")
