@@ -171,6 +171,7 @@ _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error":
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from ragdiag.audit import build_context, run_checks
@@ -199,14 +200,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for i, f in enumerate(result.findings, 1):
         style = _STATUS_STYLE.get(f.status, "")
         mark = "*" if f.is_incomplete else ""
-        table.add_row(str(i), f.check_id, f"[{style}]{f.status}{mark}[/{style}]", f.headline,
-                      f.recommendations[0] if f.recommendations else "")
+        # headlines hold "[identities]"-like text: escape it, or rich eats it as markup
+        table.add_row(str(i), f.check_id, f"[{style}]{f.status}{mark}[/{style}]", escape(f.headline),
+                      escape(f.recommendations[0]) if f.recommendations else "")
     con.print(table)
     incomplete = [f for f in result.findings if f.is_incomplete]
     if incomplete:
-        con.print("[yellow]* incomplete: " + "; ".join(
+        con.print("[yellow]* incomplete: " + escape("; ".join(
             f"{f.check_id} {f.incomplete.get('failed_requests')} of {f.incomplete.get('requests')} requests "
-            f"failed" + (f" ({f.failures[0].reason})" if f.failures else "") for f in incomplete) + "[/yellow]")
+            f"failed" + (f" ({f.failures[0].reason})" if f.failures else "") for f in incomplete)) + "[/yellow]")
     counts = result.status_counts()
     con.print(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     stats = ctx.runner.stats
