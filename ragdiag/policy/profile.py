@@ -60,6 +60,7 @@ import tomli_w
 
 from ragdiag import odata
 from ragdiag.errors import ConfigError, FilterError, InputDataError
+from ragdiag.inputs.tomlfile import TomlLocator
 from ragdiag.model import QUERY_TYPES, VECTOR_FILTER_MODES, SearchRequest, VectorQuery
 from ragdiag.model.schema import STRING, STRING_COLLECTION, IndexSchema
 from ragdiag.policy.routing import INTENTS, explain
@@ -725,7 +726,7 @@ def loads_policy(text: str, *, path: str | None = None, default_name: str = "pol
 class _Loader:
     def __init__(self, text: str, where: str) -> None:
         self.where = where
-        self.loc = _Locator(text)
+        self.loc = TomlLocator(text)
 
     def fail(self, message: str, table: tuple[Any, ...], key: str | None = None) -> ConfigError:
         dotted = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in table)
@@ -842,106 +843,6 @@ def _table_name(table: tuple[Any, ...]) -> str:
     if isinstance(table[-1], int):
         return f"[[{'.'.join(map(str, table[:-1]))}]] #{table[-1] + 1}"
     return f"[{'.'.join(map(str, table))}]"
-
-
-# ---- line numbers (tomllib reports none for valid files) --------------------------------
-_KEY_RE = re.compile(r"""^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*([.=])""")
-_STRINGS = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'""")
-
-
-def _unquote(part: str) -> str:
-    if part.startswith('"'):
-        try:
-            return str(json.loads(part))
-        except ValueError:
-            return part[1:-1]
-    if part.startswith("'"):
-        return part[1:-1]
-    return part
-
-
-def _split_dotted(text: str) -> tuple[str, ...] | None:
-    parts: list[str] = []
-    pos = 0
-    token = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*""")
-    while True:
-        m = token.match(text, pos)
-        if not m:
-            return None
-        parts.append(_unquote(m.group(1)))
-        pos = m.end()
-        if pos == len(text):
-            return tuple(parts)
-        if text[pos] != ".":
-            return None
-        pos += 1
-
-
-def _bracket_delta(value: str) -> int:
-    bare = _STRINGS.sub("", value).split("#", 1)[0]
-    return bare.count("[") + bare.count("{") - bare.count("]") - bare.count("}")
-
-
-class _Locator:
-    """Table header lines and `key =` lines, found by scanning the TOML text."""
-
-    def __init__(self, text: str) -> None:
-        self.headers: dict[tuple[Any, ...], int | None] = {(): None}
-        self.keys: dict[tuple[Any, ...], dict[str, int]] = {(): {}}
-        counts: dict[tuple[str, ...], int] = {}
-        current: tuple[Any, ...] = ()
-        multiline: str | None = None
-        depth = 0
-        header = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(?:#.*)?$")
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if multiline:
-                if line.count(multiline) % 2 == 1:
-                    multiline = None
-                continue
-            if depth > 0:
-                depth = max(0, depth + _bracket_delta(line))
-                continue
-            m = header.match(line)
-            if m and m.group(1) == "[" * len(m.group(3)):
-                parts = _split_dotted(m.group(2))
-                if parts is not None:
-                    if m.group(1) == "[[":
-                        n = counts.get(parts, 0)
-                        counts[parts] = n + 1
-                        current = (*parts, n)
-                    else:
-                        current = parts
-                    self.headers.setdefault(current, lineno)
-                    self.keys.setdefault(current, {})
-                    continue
-            k = _KEY_RE.match(line)
-            if not k:
-                continue
-            self.keys.setdefault(current, {}).setdefault(_unquote(k.group(1)), lineno)
-            value = line.split("=", 1)[1] if "=" in line else ""
-            for delim in ('"""', "'''"):
-                if value.count(delim) % 2 == 1:
-                    multiline = delim
-                    break
-            else:
-                depth = max(0, _bracket_delta(value))
-
-    def line(self, table: tuple[Any, ...], key: str | None = None) -> int | None:
-        """Line of `key` in `table`, else of the table's header, else of where it is defined."""
-        if key is not None:
-            if key in self.keys.get(table, {}):
-                return self.keys[table][key]
-            below = [line for path, line in self.headers.items()
-                     if line is not None and path[:len(table) + 1] == (*table, key)]
-            if below:
-                return min(below)
-        if self.headers.get(table) is not None:
-            return self.headers[table]
-        if not table:
-            return None
-        if isinstance(table[-1], int):
-            return self.line(table[:-2], str(table[-2]))
-        return self.line(table[:-1], str(table[-1]))
 
 
 __all__ = [
