@@ -29,7 +29,7 @@ def specs():
 
 @pytest.fixture(scope="module")
 def policy():
-    from ragdiag.policy.profile import load_policy
+    from ragdiag.policy import load_policy
 
     return load_policy(sample_dir() / "profiles" / "misconfigured.toml")
 

@@ -411,7 +411,7 @@ def report_context(config: str | Path | None = "", *, client: str = "", system: 
         profiles_path = (cfg.profiles if cfg is not None else
                          (Path(meta_cfg["profiles"]) if meta_cfg.get("profiles") else None))
         if profiles_path is not None and Path(profiles_path).is_file():
-            from ragdiag.policy.profile import load_policy
+            from ragdiag.policy import load_policy
 
             policy = load_policy(profiles_path)
         checklist = cfg.checklist if cfg is not None and cfg.checklist else None

@@ -36,7 +36,7 @@ from ragdiag import odata
 from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare
 from ragdiag.model import DEFAULT_MAX_TEXT_RECALL_SIZE, RERANK_WINDOW, VECTOR_FILTER_MODES, Trace
-from ragdiag.policy.profile import (
+from ragdiag.policy import (
     KEYWORD_TEXT_MODES,
     SEMANTIC_TEXT_MODES,
     VECTOR_TEXT_MODES,
