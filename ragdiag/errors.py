@@ -71,3 +71,7 @@ class NotebookRunError(RagdiagError):
         self.cell_index = cell_index
         self.traceback = traceback
         super().__init__(message)
+
+
+class SecretLeakError(RagdiagError):
+    """A report output contains the value of a secret-looking environment variable."""

@@ -21,7 +21,7 @@ from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset
-from ragdiag.policy.profile import Identity, loads_policy
+from ragdiag.policy import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

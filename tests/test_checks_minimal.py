@@ -19,7 +19,7 @@ from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset
 from ragdiag.inputs.querylog import load_query_log
-from ragdiag.policy.profile import Identity, loads_policy
+from ragdiag.policy import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from ragdiag import chunks as chunks_mod
 from ragdiag.chunks import (
     ChunkFields,
     analyse_chunks,
@@ -17,6 +16,7 @@ from ragdiag.chunks import (
     is_heading,
     straddling_answers,
 )
+from ragdiag.chunks import analyser as chunks_mod
 from ragdiag.inputs.goldset import GoldCase, Goldset
 
 

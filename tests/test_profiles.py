@@ -10,7 +10,7 @@ import pytest
 from ragdiag import odata
 from ragdiag.errors import ConfigError, InputDataError
 from ragdiag.model import SearchRequest, VectorQuery
-from ragdiag.policy.profile import (
+from ragdiag.policy import (
     Identity,
     Policy,
     Profile,

@@ -29,7 +29,7 @@ def specs():
 
 @pytest.fixture(scope="module")
 def policy():
-    from ragdiag.policy.profile import load_policy
+    from ragdiag.policy import load_policy
 
     return load_policy(sample_dir() / "profiles" / "misconfigured.toml")
 
@@ -368,7 +368,7 @@ def test_build_report_rejects_bad_arguments_before_running(tmp_path):
 def test_chromium_missing_is_explained(tmp_path, monkeypatch):
     from ragdiag.errors import MissingDependencyError
 
-    monkeypatch.setattr(R, "find_chromium", lambda: None)
+    monkeypatch.setattr("ragdiag.report.export.find_chromium", lambda: None)
     with pytest.raises(MissingDependencyError, match="apt-get install chromium"):
         R.build_report(None, tmp_path, pdf_engine="chromium", log=None)
 

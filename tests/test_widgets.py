@@ -7,7 +7,7 @@ import re
 import pytest
 
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace, VectorQuery
-from ragdiag.policy.profile import Profile, VectorQuerySpec, load_policy
+from ragdiag.policy import Profile, VectorQuerySpec, load_policy
 from ragdiag.tuner import (
     TunerState,
     drill_html,

@@ -1,39 +1,4 @@
-"""Named query profiles: the retrieval policy as data, one profile per route.
-
-A policy file (TOML) holds the profiles and the routing table; a profile turns
-(question, identity) into the complete `SearchRequest`, so every search goes
-through one place that decides the channel texts, vector fields and weights,
-filters, scoring profile, semantic configuration and the security clause:
-
-    policy = load_policy("profiles.toml")
-    route, request = policy.request_for("What does E-4021 mean?",
-                                        Identity("anna", ("sales", "all-staff")))
-    route.intent, route.profile.name, request.filter
-
-The file:
-
-    [policy]
-    name = "tuned"
-    security_field = "group_ids"      # the identity clause is built on this field
-
-    [routes]                           # intent -> profile; `default` for the rest
-    fact = "fact"
-    default = "fact"
-
-    [defaults]                         # keys every profile inherits unless it sets them
-    query_type = "semantic"
-
-    [profiles.fact]
-    search_fields = ["content", "title"]
-    keyword_text = "keywords"          # verbatim | keywords | none (no keyword leg)
-    filter = "level eq 'evidence'"
-      [[profiles.fact.vector_queries]]
-      fields = ["content_vector"]
-      k = 50
-
-The accepted keys are the fields of `Profile` and `VectorQuerySpec` (error
-messages list them). TOML has no null: an empty string clears an optional
-string inherited from `[defaults]` (`filter = ""`).
+"""Query profiles: `Profile` (and its `VectorQuerySpec`s) turns a question into the complete request.
 
 Security: with an identity, the clause `security_field/any(g: search.in(g,
 '<groups>', '|'))` is built from the identity's groups by
@@ -47,13 +12,9 @@ a deliberate leak the ACL check reports.
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
-import string
-import tomllib
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -61,149 +22,30 @@ import tomli_w
 from ragdiag import odata
 from ragdiag.errors import ConfigError, FilterError, InputDataError
 from ragdiag.model import QUERY_TYPES, VECTOR_FILTER_MODES, SearchRequest, VectorQuery
-from ragdiag.model.schema import STRING, STRING_COLLECTION, IndexSchema
-from ragdiag.policy.routing import INTENTS, explain
+from ragdiag.model.schema import IndexSchema
+from ragdiag.policy.convert import (
+    _bool,
+    _convert_fields,
+    _enum,
+    _filter,
+    _int,
+    _opt_names,
+    _opt_str,
+    _some_names,
+    _str,
+    _template_fields,
+    _templates,
+    _weight,
+    _where,
+)
+from ragdiag.policy.identity import Identity
 from ragdiag.policy.text import keywords
 
 KEYWORD_TEXT_MODES = ("verbatim", "keywords", "none")
 SEMANTIC_TEXT_MODES = ("verbatim", "keywords", "keyword_text")
 VECTOR_TEXT_MODES = ("verbatim", "keywords", "keyword_text")
 SEARCH_MODES = ("any", "all")
-TEMPLATE_FIELDS = ("entities",)
-DEFAULT_SECURITY_FIELD = "group_ids"
-DEFAULT_ROUTE_KEY = "default"
 NO_SOURCE: tuple[str, int] = ("", 0)
-
-_FIELD_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:/[A-Za-z_][A-Za-z0-9_]*)*")
-_TEMPLATE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*-")
-
-
-# ---- identities ---------------------------------------------------------------
-@dataclass(frozen=True)
-class Identity:
-    """A caller: a name (for reports) and the groups that the security clause admits."""
-
-    name: str
-    groups: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        g = self.groups
-        if isinstance(g, str) or not all(isinstance(x, str) for x in g):
-            raise InputDataError(
-                f"identity '{self.name}': groups must be a list of strings, got {g!r}")
-        object.__setattr__(self, "groups", tuple(g))
-
-
-# ---- value conversion and checks (shared by the loader and the dataclasses) -----
-class _Invalid(Exception):
-    """A value is wrong; the caller adds where (file, line, key)."""
-
-
-def _describe(v: Any) -> str:
-    kinds = ((bool, "a boolean"), (int, "an integer"), (float, "a float"), (str, "a string"),
-             (list, "an array"), (tuple, "an array"), (dict, "a table"))
-    for t, name in kinds:
-        if isinstance(v, t):
-            return f"{name} ({json.dumps(v, default=str)})"
-    return f"{type(v).__name__} ({v!r})"
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, str):
-        raise _Invalid(f"must be a string, got {_describe(v)}")
-    return v
-
-
-def _opt_str(v: Any) -> str | None:
-    return _str(v) or None
-
-
-def _enum(choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def conv(v: Any) -> str:
-        s = _str(v)
-        if s not in choices:
-            raise _Invalid(f"must be one of {', '.join(choices)}; got {s!r}")
-        return s
-    return conv
-
-
-def _names(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, list | tuple) or not all(isinstance(x, str) and x for x in v):
-        raise _Invalid(f'must be an array of field names, e.g. ["content", "title"]; got {_describe(v)}')
-    return tuple(v)
-
-
-def _opt_names(v: Any) -> tuple[str, ...] | None:
-    return _names(v) or None
-
-
-def _some_names(v: Any) -> tuple[str, ...]:
-    names = _names((v,) if isinstance(v, str) else v)
-    if not names:
-        raise _Invalid('needs at least one field, e.g. ["content_vector"]')
-    return names
-
-
-def _int(low: int, high: int | None = None) -> Callable[[Any], int]:
-    def conv(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise _Invalid(f"must be an integer, got {_describe(v)}")
-        if v < low or (high is not None and v > high):
-            rng = f"between {low} and {high}" if high is not None else f">= {low}"
-            raise _Invalid(f"must be {rng}, got {v}")
-        return v
-    return conv
-
-
-def _bool(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise _Invalid(f"must be true or false, got {_describe(v)}")
-    return v
-
-
-def _weight(v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        raise _Invalid(f"must be a number, got {_describe(v)}")
-    if not v > 0:
-        raise _Invalid(f"must be > 0, got {v}")
-    return float(v)
-
-
-def _filter(v: Any) -> str | None:
-    s = _opt_str(v)
-    if s is not None:
-        try:
-            odata.parse(s)
-        except FilterError as exc:
-            raise _Invalid(f"does not parse as OData: {exc}") from exc
-    return s
-
-
-def _template_fields(template: str) -> list[str]:
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise _Invalid(f"template {template!r} is malformed: {exc}") from exc
-    out = []
-    for _, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if name not in TEMPLATE_FIELDS or spec or conversion:
-            raise _Invalid(f"template {template!r} uses {{{name}}}; available placeholders: "
-                           + ", ".join(f"{{{n}}}" for n in TEMPLATE_FIELDS))
-        out.append(name)
-    return out
-
-
-def _templates(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
-        raise _Invalid(f'must be an array of strings, e.g. ["entities-{{entities}}"]; got {_describe(v)}')
-    for t in v:
-        if not _TEMPLATE_NAME.match(t):
-            raise _Invalid(f"template {t!r} must look like 'name-value', e.g. 'entities-{{entities}}'")
-        _template_fields(t)
-    return tuple(v)
-
 
 _PROFILE_CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "description": _str,
@@ -236,33 +78,8 @@ _VQ_CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "filter_override": _filter,
     "override_security": _bool,
 }
-_POLICY_KEYS = ("name", "description", "security_field")
-_TOP_KEYS = ("policy", "routes", "defaults", "profiles")
 
 
-def _where(source: tuple[str, int]) -> dict[str, Any]:
-    return {"path": source[0] or None, "line": source[1] or None}
-
-
-def _convert_fields(obj: Any, converters: Mapping[str, Callable[[Any], Any]], what: str,
-                    source: tuple[str, int]) -> None:
-    """Normalise and check a dataclass's fields in place (programmatic construction, replace())."""
-    for key, conv in converters.items():
-        v = getattr(obj, key)
-        if v is None and _optional(obj, key):
-            continue
-        try:
-            object.__setattr__(obj, key, conv(list(v) if isinstance(v, tuple) else v))
-        except _Invalid as exc:
-            raise ConfigError(f"{what}: '{key}' {exc}", key=key, **_where(source)) from None
-
-
-def _optional(obj: Any, key: str) -> bool:
-    f = next(f for f in dataclasses.fields(obj) if f.name == key)
-    return f.default is None
-
-
-# ---- profiles ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class VectorQuerySpec:
     """One vector query of a profile: fields, k, weight and which text it embeds."""
@@ -552,410 +369,35 @@ def _toml_dict(obj: Any) -> dict[str, Any]:
     return out
 
 
-# ---- policies ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Route:
-    """Where a question went: its intent, the profile, and why."""
-
-    intent: str
-    profile: Profile
-    rule: str = "explicit"  # the classifier rule that fired, or "explicit"
-    fallback: bool = False  # the intent had no route of its own: the default profile was used
-
-    @property
-    def profile_name(self) -> str:
-        return self.profile.name
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The profiles and the routing table of one retrieval policy."""
-
-    name: str
-    description: str
-    profiles: Mapping[str, Profile]
-    routes: Mapping[str, str]
-    default_route: str | None
-    security_field: str = DEFAULT_SECURITY_FIELD
-    path: str | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        profiles = dict(self.profiles)
-        for key, p in profiles.items():
-            if not isinstance(p, Profile) or p.name != key:
-                raise ConfigError(f"policy '{self.name}': profiles must map each name to the "
-                                  f"Profile of that name; '{key}' does not", path=self.path)
-        object.__setattr__(self, "profiles", profiles)
-        object.__setattr__(self, "routes", dict(self.routes))
-        if not _FIELD_PATH.fullmatch(self.security_field or ""):
-            raise ConfigError(f"security_field must be a field name such as 'group_ids', got "
-                              f"{self.security_field!r}", path=self.path, key="security_field")
-        for intent, target in [*self.routes.items(), (DEFAULT_ROUTE_KEY, self.default_route)]:
-            if intent != DEFAULT_ROUTE_KEY and intent not in INTENTS:
-                raise ConfigError(_unknown_intent(intent), path=self.path, key=f"routes.{intent}")
-            if target is not None and target not in profiles:
-                raise ConfigError(_missing_profile(intent, target, profiles), path=self.path,
-                                  key=f"routes.{intent}")
-
-    # ---- routing ---------------------------------------------------------------------
-    def profile(self, name: str) -> Profile:
-        try:
-            return self.profiles[name]
-        except KeyError:
-            raise ConfigError(f"policy '{self.name}' has no profile '{name}'; profiles: "
-                              f"{', '.join(self.profiles)}", path=self.path) from None
-
-    def route_intent(self, intent: str, *, rule: str = "explicit") -> Route:
-        """The route for a known intent (no classifier)."""
-        target = self.routes.get(intent)
-        if target is not None:
-            return Route(intent, self.profiles[target], rule)
-        if self.default_route is not None:
-            return Route(intent, self.profiles[self.default_route], rule, fallback=True)
-        if len(self.profiles) == 1:
-            return Route(intent, next(iter(self.profiles.values())), rule, fallback=True)
-        raise ConfigError(f"no route for intent '{intent}' and no default route; add "
-                          f"`default = \"<profile>\"` under [routes] (profiles: "
-                          f"{', '.join(self.profiles)})", path=self.path, key="routes.default")
-
-    def route(self, question: str) -> Route:
-        """Classify `question` (ragdiag.policy.routing) and pick its profile."""
-        intent, rule = explain(question)
-        return self.route_intent(intent, rule=rule)
-
-    def request_for(self, question: str, identity: Identity | None, *, intent: str | None = None,
-                    entities: Sequence[str] = ()) -> tuple[Route, SearchRequest]:
-        """Route `question` (an explicit `intent` skips the classifier) and build its request."""
-        route = self.route(question) if intent is None else self.route_intent(intent)
-        request = route.profile.build(question, identity, security_field=self.security_field,
-                                      entities=entities)
-        return route, request
-
-    # ---- checks and edits ----------------------------------------------------------
-    def validate_against(self, schema: IndexSchema) -> list[str]:
-        """Problems of the policy on `schema` (fields, configurations, filters), not raised."""
-        out: list[str] = []
-        pre = f"{self.path}: " if self.path else ""
-        root = self.security_field.split("/")[0]
-        if not schema.has_field(root):
-            out.append(f"{pre}security field '{self.security_field}' is not in index "
-                       f"'{schema.name}'; the identity clause would be rejected (fields: "
-                       f"{', '.join(schema.field_names)})")
-        elif "/" not in self.security_field:
-            f = schema.field(root)
-            if not f.filterable:
-                out.append(f"{pre}security field '{f.name}' is not filterable; the identity "
-                           "clause cannot be applied")
-            if f.type != STRING_COLLECTION:
-                out.append(f"{pre}security field '{f.name}' is {f.type}, not {STRING_COLLECTION}; "
-                           f"the identity clause uses {f.name}/any(...)"
-                           + (" (a single-valued string field needs search.in directly)"
-                              if f.type == STRING else ""))
-        for p in self.profiles.values():
-            out.extend(p.validate_against(schema))
-        return out
-
-    def with_profile(self, profile: Profile) -> Policy:
-        """A copy with `profile` added or replacing the one of the same name."""
-        return dataclasses.replace(self, profiles={**self.profiles, profile.name: profile})
-
-    def dump(self) -> str:
-        return dump_policy(self)
-
-
-def _unknown_intent(intent: str) -> str:
-    return (f"route '{intent}' is not an intent; intents: {', '.join(INTENTS)} "
-            f"(and '{DEFAULT_ROUTE_KEY}' for all others)")
-
-
-def _missing_profile(intent: str, target: str, profiles: Mapping[str, Any]) -> str:
-    return (f"route '{intent}' names profile '{target}', which is not defined; profiles: "
-            f"{', '.join(profiles) or 'none'}")
-
-
-# ---- TOML text -----------------------------------------------------------------------
 def dump_profile(profile: Profile) -> str:
     """`[profiles.<name>]` as TOML text, ready to paste into a policy file."""
     return tomli_w.dumps({"profiles": {profile.name: profile.to_toml()}})
 
 
-def dump_policy(policy: Policy) -> str:
-    """The policy as TOML that `load_policy` reads back to an equal Policy (defaults resolved)."""
-    head: dict[str, Any] = {"name": policy.name}
-    if policy.description:
-        head["description"] = policy.description
-    head["security_field"] = policy.security_field
-    routes = dict(policy.routes)
-    if policy.default_route is not None:
-        routes[DEFAULT_ROUTE_KEY] = policy.default_route
-    data: dict[str, Any] = {"policy": head}
-    if routes:
-        data["routes"] = routes
-    data["profiles"] = {name: p.to_toml() for name, p in policy.profiles.items()}
-    return tomli_w.dumps(data)
+# Names this module held before the policy package was split (`from ragdiag.policy.profile
+# import Identity, load_policy` still works); new code imports them from `ragdiag.policy`.
+_MOVED = {"Policy": "ragdiag.policy.policy", "Route": "ragdiag.policy.policy",
+          "DEFAULT_ROUTE_KEY": "ragdiag.policy.policy",
+          "DEFAULT_SECURITY_FIELD": "ragdiag.policy.policy",
+          "dump_policy": "ragdiag.policy.policy", "load_policy": "ragdiag.policy.load",
+          "loads_policy": "ragdiag.policy.load", "TEMPLATE_FIELDS": "ragdiag.policy.convert"}
 
 
-def load_policy(path: str | Path) -> Policy:
-    """Read and check a policy file; errors are ConfigErrors naming file, line and key."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("profiles file not found", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the profiles file: {exc}", path=str(path)) from None
-    return loads_policy(text, path=str(path), default_name=p.stem)
-
-
-def loads_policy(text: str, *, path: str | None = None, default_name: str = "policy") -> Policy:
-    """Like `load_policy` for TOML text; `path` only names the source in messages."""
-    where = path or "<string>"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = re.search(r"at line (\d+)", msg)
-        line = int(m.group(1)) if m else getattr(exc, "lineno", None)
-        if line is None and "end of document" in msg:
-            line = max(1, len(text.splitlines()))
-        raise ConfigError(f"TOML syntax error: {msg}", path=where, line=line) from None
-    return _Loader(text, where).policy(data, path, default_name)
-
-
-class _Loader:
-    def __init__(self, text: str, where: str) -> None:
-        self.where = where
-        self.loc = _Locator(text)
-
-    def fail(self, message: str, table: tuple[Any, ...], key: str | None = None) -> ConfigError:
-        dotted = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in table)
-        dotted = dotted.replace(".[", "[")
-        full = f"{dotted}.{key}" if key and dotted else (key or dotted or None)
-        return ConfigError(message, path=self.where, line=self.loc.line(table, key), key=full)
-
-    def table(self, value: Any, table: tuple[Any, ...], key: str | None = None) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            name = _table_name(table + ((key,) if key else ()))
-            raise self.fail(f"{name} must be a table, got {_describe(value)}", table, key)
-        return value
-
-    def unknown(self, data: Mapping[str, Any], allowed: Sequence[str], table: tuple[Any, ...]) -> None:
-        for key in data:
-            if key not in allowed:
-                raise self.fail(f"unknown key '{key}' in {_table_name(table)}; allowed keys: "
-                                f"{', '.join(allowed)}", table, key)
-
-    def convert(self, conv: Callable[[Any], Any], value: Any, table: tuple[Any, ...], key: str) -> Any:
-        try:
-            return conv(value)
-        except _Invalid as exc:
-            raise self.fail(f"'{key}' in {_table_name(table)} {exc}", table, key) from None
-
-    def policy(self, data: dict[str, Any], path: str | None, default_name: str) -> Policy:
-        self.unknown(data, _TOP_KEYS, ())
-        head = self.table(data.get("policy", {}), (), "policy")
-        self.unknown(head, _POLICY_KEYS, ("policy",))
-        name = self.convert(_str, head.get("name", default_name), ("policy",), "name")
-        description = self.convert(_str, head.get("description", ""), ("policy",), "description")
-        security_field = self.convert(_str, head.get("security_field", DEFAULT_SECURITY_FIELD),
-                                      ("policy",), "security_field")
-        if not _FIELD_PATH.fullmatch(security_field):
-            raise self.fail(f"'security_field' in [policy] must be a field name such as "
-                            f"'group_ids', got {security_field!r}", ("policy",), "security_field")
-
-        defaults = self.profile_values(self.table(data.get("defaults", {}), (), "defaults"),
-                                       ("defaults",))
-        raw_profiles = self.table(data.get("profiles", {}), (), "profiles")
-        if not raw_profiles:
-            raise self.fail("no profiles defined; add a [profiles.<name>] table", (), "profiles")
-        profiles: dict[str, Profile] = {}
-        for pname, raw in raw_profiles.items():
-            table = ("profiles", pname)
-            values = {**defaults, **self.profile_values(self.table(raw, ("profiles",), pname), table)}
-            profiles[pname] = self.make_profile(pname, values, table)
-
-        routes_raw = self.table(data.get("routes", {}), (), "routes")
-        routes: dict[str, str] = {}
-        default_route = None
-        for intent, target in routes_raw.items():
-            target = self.convert(_str, target, ("routes",), intent)
-            if intent != DEFAULT_ROUTE_KEY and intent not in INTENTS:
-                raise self.fail(_unknown_intent(intent), ("routes",), intent)
-            if target not in profiles:
-                raise self.fail(_missing_profile(intent, target, profiles), ("routes",), intent)
-            if intent == DEFAULT_ROUTE_KEY:
-                default_route = target
-            else:
-                routes[intent] = target
-        return Policy(name=name, description=description, profiles=profiles, routes=routes,
-                      default_route=default_route, security_field=security_field, path=path)
-
-    def profile_values(self, raw: dict[str, Any], table: tuple[Any, ...]
-                       ) -> dict[str, tuple[Any, tuple[Any, ...]]]:
-        """Checked values of one profile (or [defaults]) table: key -> (value, origin table)."""
-        allowed = [*_PROFILE_CONVERTERS, "vector_queries"]
-        self.unknown(raw, allowed, table)
-        out: dict[str, tuple[Any, tuple[Any, ...]]] = {}
-        for key, value in raw.items():
-            if key == "vector_queries":
-                out[key] = (self.vector_queries(value, table), table)
-            else:
-                out[key] = (self.convert(_PROFILE_CONVERTERS[key], value, table, key), table)
-        return out
-
-    def vector_queries(self, value: Any, table: tuple[Any, ...]) -> tuple[VectorQuerySpec, ...]:
-        if not isinstance(value, list):
-            raise self.fail(f"'vector_queries' in {_table_name(table)} must be an array of tables "
-                            f"([[...vector_queries]]), got {_describe(value)}", table, "vector_queries")
-        out = []
-        for i, raw in enumerate(value):
-            vt = (*table, "vector_queries", i)
-            raw = self.table(raw, table, "vector_queries")
-            self.unknown(raw, list(_VQ_CONVERTERS), vt)
-            if "fields" not in raw:
-                raise self.fail(f"{_table_name(vt)} needs 'fields', e.g. fields = [\"content_vector\"]",
-                                vt)
-            kwargs = {k: self.convert(_VQ_CONVERTERS[k], v, vt, k) for k, v in raw.items()}
-            out.append(VectorQuerySpec(**kwargs, source=(self.where, self.loc.line(vt) or 0)))
-        return tuple(out)
-
-    def make_profile(self, name: str, values: Mapping[str, tuple[Any, tuple[Any, ...]]],
-                     table: tuple[Any, ...]) -> Profile:
-        kwargs = {k: v for k, (v, _) in values.items()}
-        # Key combinations that cannot work, reported at the line of the key that is set.
-        for index, key, message in _cross_problems({**_PROFILE_DEFAULTS, **kwargs}):
-            if index is None:
-                origin = values[key][1] if key in values else table
-                raise self.fail(f"profile '{name}': {message}", origin, key)
-            origin = values["vector_queries"][1]
-            raise self.fail(f"profile '{name}': {message}", (*origin, "vector_queries", index), key)
-        return Profile(name=name, **kwargs, source=(self.where, self.loc.line(table) or 0))
-
-
-_PROFILE_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(Profile)
-                                     if f.name not in ("name", "source")}
-
-
-def _table_name(table: tuple[Any, ...]) -> str:
-    if not table:
-        return "the top level"
-    if isinstance(table[-1], int):
-        return f"[[{'.'.join(map(str, table[:-1]))}]] #{table[-1] + 1}"
-    return f"[{'.'.join(map(str, table))}]"
-
-
-# ---- line numbers (tomllib reports none for valid files) --------------------------------
-_KEY_RE = re.compile(r"""^\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*([.=])""")
-_STRINGS = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'""")
-
-
-def _unquote(part: str) -> str:
-    if part.startswith('"'):
-        try:
-            return str(json.loads(part))
-        except ValueError:
-            return part[1:-1]
-    if part.startswith("'"):
-        return part[1:-1]
-    return part
-
-
-def _split_dotted(text: str) -> tuple[str, ...] | None:
-    parts: list[str] = []
-    pos = 0
-    token = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*""")
-    while True:
-        m = token.match(text, pos)
-        if not m:
-            return None
-        parts.append(_unquote(m.group(1)))
-        pos = m.end()
-        if pos == len(text):
-            return tuple(parts)
-        if text[pos] != ".":
-            return None
-        pos += 1
-
-
-def _bracket_delta(value: str) -> int:
-    bare = _STRINGS.sub("", value).split("#", 1)[0]
-    return bare.count("[") + bare.count("{") - bare.count("]") - bare.count("}")
-
-
-class _Locator:
-    """Table header lines and `key =` lines, found by scanning the TOML text."""
-
-    def __init__(self, text: str) -> None:
-        self.headers: dict[tuple[Any, ...], int | None] = {(): None}
-        self.keys: dict[tuple[Any, ...], dict[str, int]] = {(): {}}
-        counts: dict[tuple[str, ...], int] = {}
-        current: tuple[Any, ...] = ()
-        multiline: str | None = None
-        depth = 0
-        header = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(?:#.*)?$")
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if multiline:
-                if line.count(multiline) % 2 == 1:
-                    multiline = None
-                continue
-            if depth > 0:
-                depth = max(0, depth + _bracket_delta(line))
-                continue
-            m = header.match(line)
-            if m and m.group(1) == "[" * len(m.group(3)):
-                parts = _split_dotted(m.group(2))
-                if parts is not None:
-                    if m.group(1) == "[[":
-                        n = counts.get(parts, 0)
-                        counts[parts] = n + 1
-                        current = (*parts, n)
-                    else:
-                        current = parts
-                    self.headers.setdefault(current, lineno)
-                    self.keys.setdefault(current, {})
-                    continue
-            k = _KEY_RE.match(line)
-            if not k:
-                continue
-            self.keys.setdefault(current, {}).setdefault(_unquote(k.group(1)), lineno)
-            value = line.split("=", 1)[1] if "=" in line else ""
-            for delim in ('"""', "'''"):
-                if value.count(delim) % 2 == 1:
-                    multiline = delim
-                    break
-            else:
-                depth = max(0, _bracket_delta(value))
-
-    def line(self, table: tuple[Any, ...], key: str | None = None) -> int | None:
-        """Line of `key` in `table`, else of the table's header, else of where it is defined."""
-        if key is not None:
-            if key in self.keys.get(table, {}):
-                return self.keys[table][key]
-            below = [line for path, line in self.headers.items()
-                     if line is not None and path[:len(table) + 1] == (*table, key)]
-            if below:
-                return min(below)
-        if self.headers.get(table) is not None:
-            return self.headers[table]
-        if not table:
-            return None
-        if isinstance(table[-1], int):
-            return self.line(table[:-2], str(table[-2]))
-        return self.line(table[:-1], str(table[-1]))
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
-    "DEFAULT_SECURITY_FIELD",
     "KEYWORD_TEXT_MODES",
+    "NO_SOURCE",
+    "SEARCH_MODES",
     "SEMANTIC_TEXT_MODES",
     "VECTOR_TEXT_MODES",
     "Identity",
-    "Policy",
     "Profile",
-    "Route",
     "VectorQuerySpec",
-    "dump_policy",
     "dump_profile",
-    "load_policy",
-    "loads_policy",
 ]

@@ -1,0 +1,137 @@
+"""The tuner's outputs as HTML: pool sizes, reranker scores, goldset metrics, the drill-down table.
+
+Plain functions of a `TunerResult` (or drill-down rows), so they are testable without a frontend.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragdiag.tuner.evaluate import ALPHA, POOL_MIN, SCORE_OK, DrillRow, TunerResult
+
+_POOL_BINS: tuple[tuple[str, int, float], ...] = (
+    ("0", 0, 1), ("1-9", 1, 10), ("10-24", 10, 25), ("25-49", 25, 50), ("50-99", 50, 100),
+    ("100-249", 100, 250), ("250-499", 250, 500), ("500-999", 500, 1000), ("1000+", 1000, math.inf))
+_SCORE_BINS: tuple[tuple[str, float, float], ...] = tuple(
+    (f"{lo:.1f}-{lo + 0.5:.1f}", lo, lo + 0.5 if lo < 3.5 else math.inf) for lo in
+    (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5))
+
+
+def _f(x: Any, digits: int = 0) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}f}"
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.0f}%"
+
+
+def _histogram(rows: Sequence[tuple[str, int, int]], colour: str = "#4c78a8") -> str:
+    """A compact two-column HTML histogram: label | baseline bar | tuned bar."""
+    peak = max([1] + [max(a, b) for _, a, b in rows])
+
+    def bar(n: int, c: str) -> str:
+        w = round(120 * n / peak)
+        return (f'<span style="display:inline-block;height:9px;width:{w}px;background:{c}"></span>'
+                f' <span style="font-size:85%">{n}</span>')
+
+    body = "".join(f"<tr><td style='text-align:right;padding:0 6px'>{html.escape(lab)}</td>"
+                   f"<td style='padding:0 6px'>{bar(a, '#bbbbbb')}</td><td style='padding:0 6px'>"
+                   f"{bar(b, colour)}</td></tr>" for lab, a, b in rows)
+    return ("<table style='border-collapse:collapse;font-size:90%;line-height:1.1'><tr><th></th>"
+            "<th>baseline</th><th>tuned</th></tr>" + body + "</table>")
+
+
+def _bin_counts(values: Sequence[float], bins: Sequence[tuple[str, float, float]]) -> list[int]:
+    return [sum(lo <= v < hi for v in values) for _, lo, hi in bins]
+
+
+def pool_text(summary: Mapping[str, Any]) -> str:
+    return (f"p5 {_f(summary['p5'])}, median {_f(summary['median'])}, mean {_f(summary['mean'], 1)}, "
+            f"min {_f(summary['min'])}, share < {POOL_MIN}: {_pct(summary['share_below'])}")
+
+
+def pool_html(result: TunerResult) -> str:
+    """Pool size after filters per question: summary line and histogram, tuned vs baseline."""
+    s, b = result.pool_summary(), result.pool_summary(baseline=True)
+    counts = zip(_bin_counts(result.baseline_pool_sizes, _POOL_BINS),
+                 _bin_counts(result.pool_sizes, _POOL_BINS), strict=True)
+    rows = [(lab, a, c) for (lab, _, _), (a, c) in zip(_POOL_BINS, counts, strict=True)]
+    return (f"<div class='ragdiag-pool-summary'><b>Pool after filters</b> ({s['n']} questions): "
+            f"<span class='ragdiag-pool-tuned'>{pool_text(s)}</span><br>"
+            f"<span style='color:#777'>baseline: {pool_text(b)}</span></div>" + _histogram(rows))
+
+
+def score_text(summary: Mapping[str, Any]) -> str:
+    missing = f", {summary['missing']} without a score" if summary["missing"] else ""
+    return (f"median {_f(summary['median'], 2)}, mean {_f(summary['mean'], 2)}, "
+            f"share < {SCORE_OK:.1f}: {_pct(summary['share_below'])}{missing}")
+
+
+def scores_html(result: TunerResult) -> str:
+    """Top-1 reranker scores (0-4) per question, tuned vs baseline."""
+    s, b = result.score_summary(), result.score_summary(baseline=True)
+    tuned = [v for v in result.top1_scores if v is not None]
+    base = [v for v in result.baseline_top1_scores if v is not None]
+    rows = [(lab, a, c) for (lab, _, _), a, c in zip(
+        _SCORE_BINS, _bin_counts(base, _SCORE_BINS), _bin_counts(tuned, _SCORE_BINS), strict=True)]
+    return (f"<div><b>Top-1 reranker score</b>: {score_text(s)}<br>"
+            f"<span style='color:#777'>baseline: {score_text(b)}</span></div>" + _histogram(rows, "#f58518"))
+
+
+def metrics_html(result: TunerResult) -> str:
+    """nDCG@10, recall@10, recall@50, MRR: baseline, tuned, delta (* = paired t-test p < 0.05)."""
+    rows = result.metric_rows()
+    if not rows:
+        return "<div><b>Goldset metrics</b>: no goldset judgments for these questions</div>"
+    body = []
+    for r in rows:
+        d = r["delta"]
+        colour = "#2a7d2a" if d > 1e-9 else "#b22222" if d < -1e-9 else "#555"
+        mark = "*" if r["significant"] else ""
+        body.append(f"<tr><td>{html.escape(r['metric'])}</td><td>{r['baseline']:.3f}</td>"
+                    f"<td>{r['tuned']:.3f}</td><td style='color:{colour}'>{d:+.3f}{mark}</td>"
+                    f"<td>{r['wins']}/{r['ties']}/{r['losses']}</td><td>{_f(r['p'], 3)}</td></tr>")
+    n = rows[0]["n"]
+    return (f"<div class='ragdiag-metrics'><b>Goldset metrics</b> ({n} judged questions; "
+            f"* paired t-test p &lt; {ALPHA})<table style='font-size:90%'><tr><th>metric</th>"
+            "<th>baseline</th><th>tuned</th><th>Δ</th><th>wins/ties/losses</th><th>p</th></tr>"
+            + "".join(body) + "</table></div>")
+
+
+def drill_html(rows: Sequence[DrillRow], *, baseline_rows: Sequence[DrillRow] = (),
+               top: int | None = None) -> str:
+    """The drill-down table of one question."""
+    if not rows:
+        return "<div>no relevant documents judged for this question</div>"
+    names = [n for n, _ in rows[0].vector_ranks]
+    base = {r.key: r for r in baseline_rows}
+
+    def rank(x: int | None) -> str:
+        return "–" if x is None else str(x)
+
+    head = ("<tr><th>document</th><th>grade</th><th>keyword</th>"
+            + "".join(f"<th>{html.escape(n.split(':', 1)[-1])}</th>" for n in names)
+            + "<th>pool</th><th>in window</th><th>final</th><th>lost at</th>"
+            + ("<th>baseline final</th>" if base else "") + "</tr>")
+    body = []
+    for r in rows:
+        window = "–" if r.in_window is None else ("yes" if r.in_window else "no")
+        lost = r.lost_at or "✓"
+        if r.excluded_by:
+            lost += ": " + "; ".join(r.excluded_by)
+        b = base.get(r.key)
+        body.append(f"<tr><td style='white-space:nowrap'>{html.escape(r.key)}</td><td>{r.grade}</td><td>{rank(r.keyword_rank)}</td>"
+                    + "".join(f"<td>{rank(v)}</td>" for _, v in r.vector_ranks)
+                    + f"<td>{rank(r.pool_rank)}</td><td>{window}</td><td>{rank(r.final_rank)}</td>"
+                    f"<td>{html.escape(lost)}</td>"
+                    + (f"<td>{rank(b.final_rank) if b else '–'}</td>" if base else "") + "</tr>")
+    note = f"<div style='color:#777;font-size:85%'>lost = not within the first {top} results</div>" \
+        if top else ""
+    return ("<table class='ragdiag-drill' style='font-size:90%;line-height:1.2'>" + head + "".join(body) + "</table>"
+            + note)
+
