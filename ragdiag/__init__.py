@@ -47,10 +47,10 @@ _EXPORTS: dict[str, str] = {
     "Hit": "ragdiag.model",
     "IndexSchema": "ragdiag.model.schema",
     # policy and inputs
-    "load_policy": "ragdiag.policy.profile",
-    "Policy": "ragdiag.policy.profile",
-    "Profile": "ragdiag.policy.profile",
-    "Identity": "ragdiag.policy.profile",
+    "load_policy": "ragdiag.policy",
+    "Policy": "ragdiag.policy",
+    "Profile": "ragdiag.policy",
+    "Identity": "ragdiag.policy",
     "load_goldset": "ragdiag.inputs.goldset",
     "load_query_log": "ragdiag.inputs.querylog",
     # probes, for what-ifs in notebooks

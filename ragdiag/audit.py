@@ -60,7 +60,7 @@ def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None) -> AuditContext:
     """Open the target and load every input the config names."""
-    from ragdiag.policy.profile import Identity, load_policy
+    from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
     target = target if target is not None else open_target(config, log=log, progress=progress)

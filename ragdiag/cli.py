@@ -46,7 +46,7 @@ def cmd_sample_querylog(args: argparse.Namespace) -> int:
     import yaml
 
     from ragdiag.audit import entity_matcher
-    from ragdiag.policy.profile import Identity, load_policy
+    from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.querylog_sim import (
         SAMPLE_CASCADES,
         SAMPLE_INTENT_WEIGHTS,

@@ -50,7 +50,7 @@ def result() -> AuditResult:
                 Evidence("Configured pool per profile", ("profile", "configured pool", "filter"),
                          (("definition", 20, "level eq 'evidence'"), ("overview", 1000, None))),
                 Evidence("Pool size per question", ("case", "intent", "profile", "pool"),
-                         tuple(_pool_rows(30)), note="input of the pool-size figure"),
+                         tuple(_pool_rows(30)), note="input of the pool-size figure", key="pool_per_question"),
             ),
             recommendations=("profile 'definition': set k = 50 on every vector query",
                              "use preFilter"),
@@ -190,16 +190,18 @@ def test_render_check_embeds_the_figure(result, specs):
     assert html.count('src="data:image/png;base64,') == 1
 
 
-def test_a_broken_figure_does_not_hide_the_finding(result, specs, monkeypatch):
-    import ragdiag.plots
+def test_a_broken_figure_is_not_swallowed(result, specs):
+    """A figure whose evidence lost a column raises: the report run fails loudly instead of
+    shipping a section without its figure."""
+    from dataclasses import replace
 
-    def broken(finding):
-        raise ValueError("no data to draw")
+    from ragdiag.checks.figures import FigureDataError
 
-    monkeypatch.setattr(ragdiag.plots, "figure", broken)
-    html = R.render_check(result["pool_size"], specs["pool_size"], "de")
-    assert "Die Abbildung konnte nicht erstellt werden: ValueError: no data to draw" in html
-    assert "pool 20 &lt; 50" in html
+    f = result["pool_size"]
+    renamed = tuple(replace(ev, column_keys=tuple("size" if c == "pool" else c for c in ev.column_keys))
+                    if ev.key == "pool_per_question" else ev for ev in f.evidence)
+    with pytest.raises(FigureDataError, match="no column 'pool'"):
+        R.render_check(replace(f, evidence=renamed), specs["pool_size"], "de")
 
 
 def test_evidence_frame_truncates():

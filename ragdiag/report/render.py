@@ -128,11 +128,13 @@ def render_evidence(evidence: Any, lang: str = "en", *, max_rows: int = MAX_EVID
     return "".join(parts)
 
 
-def figure_png(finding: Any, *, dpi: int = 150) -> str | None:
-    """The finding's figure (`ragdiag.plots.figure`) as base64 PNG, or None."""
-    from ragdiag.plots import figure
+def figure_png(finding: Any, *, dpi: int = 150, lang: str = "en") -> str | None:
+    """The finding's figure (drawn by its check, `ragdiag.checks.figures.figure`) as base64 PNG,
+    or None when the finding has nothing to draw. Errors propagate: a figure that cannot be
+    drawn from its evidence is a bug to see, not a gap in the client's report."""
+    from ragdiag.checks.figures import figure
 
-    fig = figure(finding)
+    fig = figure(finding, lang)
     if fig is None:
         return None
     import matplotlib.pyplot as plt
@@ -197,14 +199,10 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
     if finding.metrics:
         parts.append(f'<h3>{_e(_t("metrics", lang))}</h3>{_metrics_html(finding.metrics, lang)}')
     if figures:
-        try:
-            png = figure_png(finding)
-        except Exception as exc:  # a broken figure must not hide the finding
-            parts.append(f'<p class="rd-note">{_e(_t("figure_failed", lang, error=f"{type(exc).__name__}: {exc}"))}</p>')
-        else:
-            if png:
-                parts.append(f'<figure class="rd-figure"><img alt="{_e(_t("figure", lang))}: '
-                             f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
+        png = figure_png(finding, lang=lang)
+        if png:
+            parts.append(f'<figure class="rd-figure"><img alt="{_e(_t("figure", lang))}: '
+                         f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
     if finding.evidence:
         parts.append(f'<h3>{_e(_t("evidence", lang))}</h3>')
         parts.extend(render_evidence(ev, lang, max_rows=max_rows) for ev in finding.evidence)

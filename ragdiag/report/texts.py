@@ -47,7 +47,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "metric": "metric",
         "value": "value",
         "figure": "Figure",
-        "figure_failed": "The figure could not be drawn: {error}",
         "evidence": "Evidence",
         "truncated": ("Showing the first {shown} of {total} rows; the complete table is in the "
                       "audit's JSON output (ragdiag audit --json)."),
@@ -141,7 +140,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "metric": "Kennzahl",
         "value": "Wert",
         "figure": "Abbildung",
-        "figure_failed": "Die Abbildung konnte nicht erstellt werden: {error}",
         "evidence": "Belege",
         "truncated": ("Gezeigt werden die ersten {shown} von {total} Zeilen; die vollständige "
                       "Tabelle steht in der JSON-Ausgabe des Audits (ragdiag audit --json)."),
