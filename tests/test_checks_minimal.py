@@ -127,10 +127,16 @@ def test_prerank_filters_by_hand(tmp_path):
     bad = _check(_ctx(tmp_path / "a", FAULTY, BAD_SCORES), "prerank_filters")
     # without the clause the k = 3 pool is d4, d3, d2; with it d3, d2, d1: d4 (confidence 0.7),
     # one of four relevant documents, is removed: 1 / 4 = 25 % >= 5 %
+    # (no scope clause here: all four are within the profile's reach)
     assert bad.status == "fail"
-    assert "removes 1 of 4 relevant documents (25%)" in bad.headline
+    assert "removes 1 of 4 reachable relevant documents (25%)" in bad.headline
+    row = bad.evidence_table("ablation").records()[0]
+    assert (row["relevant_removed"], row["relevant_reachable"], row["relevant_unreachable"]) == (1, 4, 0)
+    assert bad.evidence_table("removed_documents").column("document") == ["d4"]
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "prerank_filters")
-    assert good.status == "pass"
+    # the sound policy has no filter clause at all (the identity clause is built per request):
+    # nothing to classify is not a pass
+    assert good.status == "skipped" and "no filter clause to examine" in good.skipped_reason
 
 
 def test_reranker_scores_by_hand(tmp_path):
