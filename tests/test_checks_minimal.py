@@ -141,11 +141,12 @@ def test_prerank_filters_by_hand(tmp_path):
 
 def test_reranker_scores_by_hand(tmp_path):
     bad = _check(_ctx(tmp_path / "a", FAULTY, BAD_SCORES), "reranker_scores")
-    # every hit scores 0.5: median top-1 0.5 < 1.0 fails
+    # every hit scores 0.5: median top-1 0.5 < 1.0 fails, on the profile that served the question
     assert bad.status == "fail" and bad.metrics["median_top1"] == pytest.approx(0.5)
+    assert "fact: median top-1 reranker score 0.50 < 1.00" in bad.headline
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "reranker_scores")
     # the four alpha documents score 3.5, the rest 0.5: top-1 3.5, perfect separation
-    assert good.status == "pass"
+    assert good.status == "pass" and good.observed == {"semantic_profiles_scored": 1, "top1_scores": 1}
     assert good.metrics["median_top1"] == pytest.approx(3.5)
     assert good.metrics["roc_auc_relevant_vs_other"] == pytest.approx(1.0)
 

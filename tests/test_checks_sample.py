@@ -89,7 +89,12 @@ def test_reranker_scores_reports_distribution_and_benefit(misconfigured_ctx, che
     assert f.metrics["queries"] > 100
     assert 0.5 < f.metrics["roc_auc_relevant_vs_other"] <= 1.0
     assert f.metrics["ndcg@10_reranked"] is not None and f.metrics["ndcg@10_fused_order"] is not None
-    assert _rows(f, "Top-1 reranker score per question")
+    assert f.evidence_table("top1_per_question").records()
+    # judged per profile: the starved definition route (k = 20, post-filtered) is named
+    # although the median pooled over all profiles is healthy
+    per_profile = {r["profile"]: r for r in f.evidence_table("scores_per_profile").records()}
+    assert f.metrics["median_top1"] >= 2.0 > per_profile["definition"]["top1_median"]
+    assert f.status == "warn" and "definition: median top-1 reranker score" in f.headline
 
 
 def test_goldset_metrics_and_comparison(misconfigured_ctx, tuned_ctx, checklist):
