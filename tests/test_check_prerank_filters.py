@@ -33,57 +33,25 @@ FILLER = "with enough further words in it to give a ranker something real to rea
 SCORES = {"d1": 3.0, "d2": 3.0, "d3": 3.0, "d4": 3.5, "s1": 2.5, "D1": 2.0,
           **{f"d{i}": 0.5 for i in range(5, 9)}}
 
-HEAD = """
-[policy]
-name = "t"
-[routes]
-fact = "fact"
-[defaults]
-query_type = "semantic"
-semantic_configuration = "default"
-keyword_text = "keywords"
-semantic_text = "verbatim"
-"""
-PROFILE_FILTER = HEAD + """
-[profiles.fact]
-filter = "level eq 'evidence' and confidence_score ge 0.85"
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-"""
-SCOPE_ONLY = HEAD + """
-[profiles.fact]
-filter = "level eq 'evidence'"
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-"""
+def policy(filter_: str | None, override: str | None = None, *, vector_only: bool = False) -> str:
+    """One semantic profile `fact` (hybrid, or vector only) with a filter and an override."""
+    lines = ["[policy]", 'name = "t"', "[routes]", 'fact = "fact"', "[profiles.fact]", 'query_type = "semantic"',
+             'semantic_configuration = "default"', 'semantic_text = "verbatim"',
+             f'keyword_text = "{"none" if vector_only else "keywords"}"']
+    lines += [f'filter = "{filter_}"'] if filter_ else []
+    lines += ["[[profiles.fact.vector_queries]]", 'fields = ["vec"]', "k = 50"]
+    lines += [f'filter_override = "{override}"'] if override else []
+    return "\n".join(lines) + "\n"
+
+
+PROFILE_FILTER = policy("level eq 'evidence' and confidence_score ge 0.85")
+SCOPE_ONLY = policy("level eq 'evidence'")
 # vector only: the override is the only filter the search runs under
-OVERRIDE_CONFIDENCE = HEAD + """
-[profiles.fact]
-keyword_text = "none"
-filter = "level eq 'evidence'"
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-  filter_override = "level eq 'evidence' and confidence_score ge 0.85"
-"""
-OVERRIDE_SOUND = HEAD + """
-[profiles.fact]
-keyword_text = "none"
-filter = "level eq 'evidence'"
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-  filter_override = "group_ids/any(g: search.in(g, 'all', '|')) and level eq 'evidence'"
-  override_security = false
-"""
-NO_FILTER = HEAD + """
-[profiles.fact]
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-"""
+OVERRIDE_CONFIDENCE = policy("level eq 'evidence'", "level eq 'evidence' and confidence_score ge 0.85",
+                             vector_only=True)
+OVERRIDE_SOUND = policy("level eq 'evidence'", "group_ids/any(g: search.in(g, 'all', '|')) and level eq 'evidence'",
+                        vector_only=True) + "override_security = false\n"
+NO_FILTER = policy(None)
 
 
 def schema():
