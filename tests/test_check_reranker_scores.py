@@ -143,7 +143,8 @@ def test_every_request_failing_is_an_error_with_the_reason(target):
     failures = f.to_dict()["failures"]
     assert {x["profile"] for x in failures} == {"healthy", "starved"}
     assert all("semantic ranker quota exceeded (429)" in x["reason"] for x in failures)
-    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 4
+    # both runs count: 4 questions with reranking, 4 in the fused order (no_rerank)
+    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 8
 
 
 # ---- figure and German -----------------------------------------------------------------------

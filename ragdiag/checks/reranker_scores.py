@@ -195,7 +195,7 @@ class RerankerScores(Check):
                 v.table("separation", "t_separation", ("relevant_hits", "other_hits", "roc_auc", "suggested_gate",
                                                        "precision", "recall"),
                         [(len(pos), len(neg), auc, gate[0], gate[1], gate[2])], note="n_separation")
-        if ctx.has("goldset") and all_top1:
+        if ctx.has("goldset"):  # also without scores: the plan counts these requests up front
             self._benefit(ctx, policy, run, sem, warn_lower, v)
         if all_top1:
             worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
