@@ -127,19 +127,26 @@ def test_prerank_filters_by_hand(tmp_path):
     bad = _check(_ctx(tmp_path / "a", FAULTY, BAD_SCORES), "prerank_filters")
     # without the clause the k = 3 pool is d4, d3, d2; with it d3, d2, d1: d4 (confidence 0.7),
     # one of four relevant documents, is removed: 1 / 4 = 25 % >= 5 %
+    # (no scope clause here: all four are within the profile's reach)
     assert bad.status == "fail"
-    assert "removes 1 of 4 relevant documents (25%)" in bad.headline
+    assert "removes 1 of 4 reachable relevant documents (25%)" in bad.headline
+    row = bad.evidence_table("ablation").records()[0]
+    assert (row["relevant_removed"], row["relevant_reachable"], row["relevant_unreachable"]) == (1, 4, 0)
+    assert bad.evidence_table("removed_documents").column("document") == ["d4"]
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "prerank_filters")
-    assert good.status == "pass"
+    # the sound policy has no filter clause at all (the identity clause is built per request):
+    # nothing to classify is not a pass
+    assert good.status == "skipped" and "no filter clause to examine" in good.skipped_reason
 
 
 def test_reranker_scores_by_hand(tmp_path):
     bad = _check(_ctx(tmp_path / "a", FAULTY, BAD_SCORES), "reranker_scores")
-    # every hit scores 0.5: median top-1 0.5 < 1.0 fails
+    # every hit scores 0.5: median top-1 0.5 < 1.0 fails, on the profile that served the question
     assert bad.status == "fail" and bad.metrics["median_top1"] == pytest.approx(0.5)
+    assert "fact: median top-1 reranker score 0.50 < 1.00" in bad.headline
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "reranker_scores")
     # the four alpha documents score 3.5, the rest 0.5: top-1 3.5, perfect separation
-    assert good.status == "pass"
+    assert good.status == "pass" and good.observed == {"semantic_profiles_scored": 1, "top1_scores": 1}
     assert good.metrics["median_top1"] == pytest.approx(3.5)
     assert good.metrics["roc_auc_relevant_vs_other"] == pytest.approx(1.0)
 

@@ -1,12 +1,16 @@
 """Check 1: are the reranker scores of the top hits healthy, and does reranking help?
 
-Per semantic profile and intent: the distribution of the top-1 and top-k
-`@search.rerankerScore`, the share of questions whose best hit is below the
-"somewhat relevant" band, whether the semantic configuration's fields exist and
-are populated, partial responses (semantic asked for, no reranker score), and
-with a goldset: the separation of relevant from other hits (ROC AUC), a
-suggested minimum-score gate with its precision and recall, and nDCG@10 with
-and without reranking (probe `no_rerank`).
+Per semantic profile (each judged on its own median, never one pooled across profiles)
+and per intent: the distribution of the top-1 and top-k `@search.rerankerScore`, the
+share of questions whose best hit is below the "somewhat relevant" band, whether the
+semantic configuration's fields exist and are populated, partial responses (semantic
+asked for, no reranker score), and with a goldset: the separation of relevant from
+other hits (ROC AUC), a suggested minimum-score gate with its precision and recall, and
+nDCG@10 with and without reranking (probe `no_rerank`).
+
+Evidence a pass needs: at least one semantic profile whose reranker scores were measured
+on questions. Without a semantic profile: skipped. Semantic asked for but no score came
+back: the partial responses warn (or the failed requests make it an error), never a pass.
 """
 
 from __future__ import annotations
@@ -15,49 +19,45 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
-from ragdiag.checks._common import (
-    evidence,
-    incomplete,
-    needs_policy,
-    needs_questions,
-    num,
-    pct,
-    quantile,
-    semantic_profiles,
-)
+from ragdiag.checks._common import quantile, semantic_profiles, share
+from ragdiag.checks.base import Check, Verdict
+from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.engine import probes
-from ragdiag.model.findings import Finding
+from ragdiag.model.messages import Message
 
 ID = "reranker_scores"
 SAMPLE_DOCS = 500
+MIN_CONTENT_WORDS = 15
+MAX_EMPTY_SHARE = 0.2
 
 
-def semantic_field_health(target: Any, used: set[str | None]) -> list[tuple[str, str, str]]:
-    """Rows (config, field, problem) for the used semantic configurations' missing or thin fields."""
+def semantic_field_health(v: Verdict, target: Any, used: set[str | None], sample: bool
+                          ) -> list[tuple[str, str, Message]]:
+    """(config, field, problem) for the used semantic configurations' missing or thin fields.
+
+    Missing fields come from the schema; empty and short fields from up to SAMPLE_DOCS
+    documents, read only when the target can list documents (`sample`)."""
     schema = target.schema()
-    rows = []
+    rows: list[tuple[str, str, Message]] = []
     for cfg in schema.semantic_configurations:
         if cfg.name not in used and not (None in used and cfg.name == schema.default_semantic_configuration):
             continue
         names = ([cfg.title_field] if cfg.title_field else []) + list(cfg.content_fields) + list(cfg.keywords_fields)
         present = [n for n in names if schema.has_field(n)]
-        for n in names:
-            if n not in present:
-                rows.append((cfg.name, n, "field does not exist in the index"))
+        rows += [(cfg.name, n, v.msg("problem_missing")) for n in names if n not in present]
         if not cfg.content_fields:
-            rows.append((cfg.name, "-", "no content fields: the ranker sees titles only"))
-        docs = list(islice(target.iter_documents(select=present), SAMPLE_DOCS)) if present else []
+            rows.append((cfg.name, "-", v.msg("problem_no_content")))
+        docs = list(islice(target.iter_documents(select=present), SAMPLE_DOCS)) if present and sample else []
         for n in present:
             empty = sum(1 for d in docs if not d.get(n))
-            if docs and empty / len(docs) > 0.2:
-                rows.append((cfg.name, n, f"empty in {pct(empty / len(docs))} of {len(docs)} sampled documents"))
+            if docs and empty / len(docs) > MAX_EMPTY_SHARE:
+                rows.append((cfg.name, n, v.msg("problem_empty", share=empty / len(docs), documents=len(docs))))
         # the ranker reads the content fields together: judge their combined length
         content = [n for n in cfg.content_fields if n in present]
         words = [sum(len(str(d.get(n) or "").split()) for n in content) for d in docs]
-        if content and words and quantile(words, 0.5) < 15:
-            rows.append((cfg.name, "+".join(content),
-                         f"median {quantile(words, 0.5):.0f} words of content: too short to judge relevance"))
+        if content and words and quantile(words, 0.5) < MIN_CONTENT_WORDS:
+            rows.append((cfg.name, "+".join(content), v.msg("problem_short", words=quantile(words, 0.5))))
     return rows
 
 
@@ -78,129 +78,167 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 
 
 @register
-class RerankerScores:
+class RerankerScores(Check):
     id = ID
-    needs = ()
-    uses = ("target", "profiles", "questions", "goldset")
+    needs = ("target", "profiles", "questions")
+    uses = ("goldset",)
+    figure_id = ID
 
-    def run(self, ctx: Any, spec: Any) -> Finding:
-        skipped = needs_policy(ctx, ID) or needs_questions(ctx, ID)
-        if skipped:
-            return skipped
+    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
         policy = ctx.policy
-        sem = {p.name for p in semantic_profiles(policy)}
-        if not sem:
-            return Finding.skipped(ID, "no profile uses semantic ranking, so there are no reranker scores",
-                                   what_to_supply="a profile with query_type = \"semantic\"")
+        semantic = semantic_profiles(policy)
+        if not semantic:
+            v.skip("no_semantic_profile", profiles=len(policy.profiles))
         warn_median = spec.threshold("warn_median_top1")
         warn_share = spec.threshold("warn_share_below")
         share_t = spec.threshold("warn_share_threshold")
         fail_median = spec.threshold("fail_median_top1")
         warn_lower = bool(spec.threshold("warn_if_rerank_lowers_ndcg"))
         band = spec.threshold("somewhat_relevant")
+        sem = {p.name for p in semantic}
+        v.nothing_observed("no_semantic_question", profiles=len(sem), source=ctx.question_source)
 
         run = ctx.run_gold(policy, label="baseline")
-        inc = incomplete(run)
+        v.requests(run)
         top1: dict[str, list[float]] = defaultdict(list)
         topk: dict[str, list[float]] = defaultdict(list)
         by_intent: dict[str, list[float]] = defaultdict(list)
         partial, per_query = [], []
-        qrels = ctx.goldset.qrels() if ctx.goldset is not None else {}
+        qrels = ctx.goldset.qrels() if ctx.has("goldset") else {}
         pos, neg = [], []
         for q, t in run.traces():
             if q.profile not in sem:
                 continue
             if t.partial_reason or (t.hits and all(h.reranker_score is None for h in t.hits)):
-                partial.append((q.case.id, q.profile, t.partial_reason or "no reranker score in the response"))
+                partial.append((q.case.id, q.profile, t.partial_reason or v.text(v.msg("no_score_in_response"))))
                 continue
             scores = [h.reranker_score for h in t.hits if h.reranker_score is not None]
+            per_query.append((q.case.id, q.intent, q.profile, scores[0] if scores else None))
             if not scores:
-                per_query.append((q.case.id, q.intent, q.profile, None))
                 continue
             top1[q.profile].append(scores[0])
             topk[q.profile].extend(scores)
             by_intent[q.intent].append(scores[0])
-            per_query.append((q.case.id, q.intent, q.profile, scores[0]))
             rel = qrels.get(q.case.id)
             if rel:
                 for h in t.hits:
-                    if h.reranker_score is None:
-                        continue
-                    (pos if rel.get(h.key, 0) >= 1 else neg).append(h.reranker_score)
-        all_top1 = [s for v in top1.values() for s in v]
-        median = quantile(all_top1, 0.5)
-        below_band = sum(s < band for s in all_top1) / len(all_top1) if all_top1 else None
-        below_t = sum(s < share_t for s in all_top1) / len(all_top1) if all_top1 else None
-        metrics: dict[str, Any] = {"queries": len(all_top1), "median_top1": median,
-                                   "share_top1_below_somewhat_relevant": below_band,
-                                   f"share_top1_below_{share_t}": below_t, "partial_responses": len(partial),
-                                   "reranker": getattr(getattr(ctx.target, "reranker", None), "name", None)}
-        ev = [evidence("Top-1 and top-k reranker scores per profile",
-                       ("profile", "queries", "top-1 p10", "top-1 median", "top-1 p90", "top-k median",
-                        f"top-1 < {band}"),
-                       [(name, len(v), num(quantile(v, 0.1)), num(quantile(v, 0.5)), num(quantile(v, 0.9)),
-                         num(quantile(topk[name], 0.5)), pct(sum(s < band for s in v) / len(v)))
-                        for name, v in sorted(top1.items())]),
-              evidence("Top-1 reranker score per intent", ("intent", "queries", "median", f"share < {band}"),
-                       [(i, len(v), num(quantile(v, 0.5)), pct(sum(s < band for s in v) / len(v)))
-                        for i, v in sorted(by_intent.items())]),
-              evidence("Top-1 reranker score per question", ("case", "intent", "profile", "top-1 score"),
-                       per_query, note="input of the score histogram")]
-        recs, warns, fails = [], [], []
-        used = {p.semantic_configuration for p in semantic_profiles(policy)}
-        health = semantic_field_health(ctx.target, used)
+                    if h.reranker_score is not None:
+                        (pos if rel.get(h.key, 0) >= 1 else neg).append(h.reranker_score)
+
+        all_top1 = [s for vals in top1.values() for s in vals]
+        v.observed("semantic_profiles_scored", len(top1))
+        v.observed("top1_scores", len(all_top1))
+        v.metric("queries", len(all_top1))
+        v.metric("semantic_profiles_scored", len(top1))
+        v.metric("median_top1", quantile(all_top1, 0.5))
+        v.metric("share_top1_below_somewhat_relevant", share(s < band for s in all_top1))
+        v.metric(f"share_top1_below_{share_t}", share(s < share_t for s in all_top1))
+        v.metric("somewhat_relevant", band)
+        v.metric("partial_responses", len(partial))
+        v.metric("reranker", getattr(getattr(ctx.target, "reranker", None), "name", None))
+
+        # each profile is judged on its own scores: a healthy profile must not hide a starved one
+        rows, low = [], []
+        for name, vals in sorted(top1.items()):
+            med, below_t = quantile(vals, 0.5), share(s < share_t for s in vals)
+            v.metric(f"median_top1[{name}]", med)
+            verdict = "ok"
+            if med < fail_median:
+                v.fail("median_below", profile=name, median=med, min=fail_median, questions=len(vals))
+                verdict = "fail"
+            elif med < warn_median:
+                v.warn("median_below", profile=name, median=med, min=warn_median, questions=len(vals))
+                verdict = "warn"
+            if below_t > warn_share:
+                v.warn("share_below", profile=name, share=below_t, threshold=share_t, max=warn_share,
+                       questions=len(vals))
+                verdict = "fail" if verdict == "fail" else "warn"
+            if med < warn_median:
+                low.append(name)
+            rows.append((name, len(vals), quantile(vals, 0.1), med, quantile(vals, 0.9),
+                         quantile(topk[name], 0.5), share(s < band for s in vals), below_t,
+                         v.text(v.msg(f"verdict_{verdict}"))))
+        v.table("scores_per_profile", "t_per_profile",
+                ("profile", "queries", "top1_p10", "top1_median", "top1_p90", "topk_median", "share_below_band",
+                 "share_below_threshold", "verdict"), rows, band=band, threshold=share_t)
+        v.table("scores_per_intent", "t_per_intent", ("intent", "queries", "median", "share_below_band"),
+                [(i, len(vals), quantile(vals, 0.5), share(s < band for s in vals))
+                 for i, vals in sorted(by_intent.items())], band=band)
+        v.table("top1_per_question", "t_per_question", ("case", "intent", "profile", "top1_score"), per_query,
+                note="n_per_question")
+
+        used = {p.semantic_configuration for p in semantic}
+        health = semantic_field_health(v, ctx.target, used, ctx.supports("documents"))
+        if not ctx.supports("documents"):
+            v.note("fields_not_sampled")
         if health:
-            ev.append(evidence("Semantic configuration fields", ("configuration", "field", "problem"), health))
-            warns.append("the semantic configuration feeds the ranker " + "; ".join(
-                f"{c}.{f}: {p}" for c, f, p in health[:3]))
-            recs.append("fix the semantic configuration: its content fields must be the chunk text (e.g. content), "
-                        "populated and long enough for the ranker to judge relevance")
+            v.table("semantic_fields", "t_semantic_fields", ("configuration", "field", "problem"),
+                    [(c, f, v.text(p)) for c, f, p in health])
+            v.warn("semantic_fields", problems=tuple(v.msg("field_problem", config=c, field=f, problem=p)
+                                                     for c, f, p in health[:3]))
+            v.recommend("rec_fix_semantic_config")
+        elif low:
+            v.recommend("rec_low_scores", profiles=tuple(low))
         if partial:
-            ev.append(evidence("Semantic ranking did not run (partial responses)", ("case", "profile", "reason"),
-                               partial))
-            warns.append(f"{len(partial)} semantic requests came back without reranker scores")
-            recs.append("semantic ranking silently fell back to base results: check semantic capacity "
-                        "(semanticMaxWaitInMilliseconds, replicas) and treat missing scores as unknown, not 0")
+            v.table("partial_responses", "t_partial", ("case", "profile", "reason"), partial)
+            v.warn("partial", n=len(partial), requests=len(partial) + len(per_query))
+            v.recommend("rec_partial")
+
         if pos and neg:
             from ragdiag.metrics import roc_auc
 
             auc = roc_auc(pos, neg)
             gate = best_gate(pos, neg)
-            metrics["roc_auc_relevant_vs_other"] = auc
+            v.metric("roc_auc_relevant_vs_other", auc)
             if gate:
-                metrics["suggested_min_score"] = gate[0]
-                ev.append(evidence("Separation of judged-relevant from other hits",
-                                   ("relevant hits", "other hits", "ROC AUC", "suggested gate", "precision", "recall"),
-                                   [(len(pos), len(neg), num(auc), num(gate[0]), num(gate[1]), num(gate[2]))],
-                                   note="reranker scores drift across model updates: keep a gate coarse"))
-        if ctx.goldset is not None:
-            plain = ctx.run_gold(policy, probe=probes.no_rerank(), label="no rerank")
-            inc = {**inc, **incomplete(plain)}
-            semantic_cases = [q.case.id for q, _ in run.traces() if q.profile in sem]
-            e_with = run.evaluation(ctx.goldset).subset(semantic_cases)
-            e_without = plain.evaluation(ctx.goldset).subset(semantic_cases)
-            with_n, without_n = e_with.aggregate.get("ndcg@10"), e_without.aggregate.get("ndcg@10")
-            metrics.update({"ndcg@10_reranked": with_n, "ndcg@10_fused_order": without_n})
-            ev.append(evidence("Reranker benefit (semantic profiles)", ("order", "nDCG@10", "recall@10", "MRR"),
-                               [("fused order (no_rerank)", num(without_n), num(e_without.aggregate.get("recall@10")),
-                                 num(e_without.aggregate.get("mrr"))),
-                                ("reranked", num(with_n), num(e_with.aggregate.get("recall@10")),
-                                 num(e_with.aggregate.get("mrr")))]))
-            if warn_lower and with_n is not None and without_n is not None and with_n < without_n:
-                warns.append(f"reranking lowers nDCG@10 from {without_n:.3f} to {with_n:.3f}")
-                recs.append("the reranker makes ranking worse: check what the semantic configuration feeds it, "
-                            "or measure turning it off for the affected routes")
-        if median is not None and median < fail_median:
-            fails.append(f"median top-1 reranker score {median:.2f} < {fail_median}")
-        elif median is not None and median < warn_median:
-            warns.append(f"median top-1 reranker score {median:.2f} < {warn_median}")
-        if below_t is not None and below_t > warn_share:
-            warns.append(f"{pct(below_t)} of questions have a top-1 score below {share_t}")
-        if (fails or (median is not None and median < warn_median)) and not health:
-            recs.append("constantly low scores point to content or configuration (what the semantic configuration "
-                        "feeds the ranker, truncated chunks, the wrong text in semantic_query), not to a ranking bug")
-        status = "fail" if fails else "warn" if warns else "pass"
-        headline = ("; ".join(fails + warns) if fails or warns else
-                    f"median top-1 reranker score {num(median)}, {pct(below_band)} of questions below {band}")
-        return Finding(check_id=ID, status=status, headline=headline, metrics=metrics, evidence=tuple(ev),
-                       recommendations=tuple(dict.fromkeys(recs)), incomplete=inc, figures=("reranker_scores",))
+                v.metric("suggested_min_score", gate[0])
+                v.table("separation", "t_separation", ("relevant_hits", "other_hits", "roc_auc", "suggested_gate",
+                                                       "precision", "recall"),
+                        [(len(pos), len(neg), auc, gate[0], gate[1], gate[2])], note="n_separation")
+        if ctx.has("goldset"):  # also without scores: the plan counts these requests up front
+            self._benefit(ctx, policy, run, sem, warn_lower, v)
+        if all_top1:
+            worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
+            v.passed("pass_scored", profiles=len(top1), questions=len(all_top1), profile=worst,
+                     median=quantile(top1[worst], 0.5), share=share(s < band for s in all_top1), band=band)
+
+    def _benefit(self, ctx: Any, policy: Any, run: Any, sem: set[str], warn_lower: bool, v: Verdict) -> None:
+        """nDCG@10 of the semantic profiles' questions with and without reranking."""
+        plain = ctx.run_gold(policy, probe=probes.no_rerank(), label="no rerank")
+        v.requests(plain)
+        cases = [q.case.id for q, _ in run.traces() if q.profile in sem]
+        e_with = run.evaluation(ctx.goldset).subset(cases).aggregate
+        e_without = plain.evaluation(ctx.goldset).subset(cases).aggregate
+        with_n, without_n = e_with.get("ndcg@10"), e_without.get("ndcg@10")
+        v.metric("ndcg@10_reranked", with_n)
+        v.metric("ndcg@10_fused_order", without_n)
+        v.table("rerank_benefit", "t_benefit", ("order", "ndcg10", "recall10", "mrr"),
+                [(v.text(v.msg("order_fused")), without_n, e_without.get("recall@10"), e_without.get("mrr")),
+                 (v.text(v.msg("order_reranked")), with_n, e_with.get("recall@10"), e_with.get("mrr"))])
+        if warn_lower and with_n is not None and without_n is not None and with_n < without_n:
+            v.warn("rerank_lowers", fused=without_n, reranked=with_n)
+            v.recommend("rec_reranker_worse")
+
+    def draw(self, finding: Any, lang: str = "en") -> Any:
+        rows = column_values(finding, "top1_per_question", "profile", "top1_score")
+        if not rows:
+            return None
+        by_profile: dict[str, list[float]] = defaultdict(list)
+        for profile, score in rows:
+            if isinstance(score, int | float) and not isinstance(score, bool):
+                by_profile[profile].append(float(score))
+        if not by_profile:
+            return None
+        band = finding.metrics.get("somewhat_relevant")
+        band = float(band) if isinstance(band, int | float) else 2.0
+        pyplot = plt()
+        fig, ax = pyplot.subplots(figsize=(7, 3.2))
+        names = sorted(by_profile)
+        ax.hist([by_profile[n] for n in names], bins=[i / 4 for i in range(17)], label=names, stacked=True)
+        ax.axvline(band, color="black", linestyle="--", linewidth=1, label=text(ID, "fig_band", lang, band=band))
+        ax.set_xlabel(text(ID, "fig_xlabel", lang))
+        ax.set_ylabel(text(ID, "fig_ylabel", lang))
+        ax.set_title(text(ID, "fig_title", lang))
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        return fig
