@@ -240,8 +240,8 @@ def test_no_llm_call_recognised_is_skipped_not_passed(tmp_path):
                                 "is bounded")
 
 
-def test_skipped_without_code_and_questions(tmp_path):
-    f = _check(_ctx(tmp_path, target=False, policy=None, goldset=False))
+def test_a_config_holding_only_a_target_passes_nothing(tmp_path):
+    f = _check(_ctx(tmp_path, policy=None, goldset=False))
     assert f.status == "skipped"
     assert "client_code" in " ".join(f.recommendations)
 
