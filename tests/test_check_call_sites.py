@@ -1,16 +1,22 @@
 """Scattered query call sites (check 7): hand-made client code with a confidence filter that
 drifts between two modules, a sound one-builder app, and both sample apps (the misconfigured one
 fails on the confidence-clause drift between the knowledge base and the agent path; the sound one
-passes). The check reads only the code scan, so no index is opened."""
+passes). The check reads only the code scan, so no index is opened (a code-only audit: no
+target). It sends no search request, so there is no failed-request case to test here."""
 
 from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from ragdiag.checks import resolve, run_check
+from ragdiag.checks.base import localize
+from ragdiag.checks.figures import FigureDataError, figure
 from ragdiag.engine.context import AuditContext
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.sample.system import sample_dir
+from tests.evidence_helpers import column_renamed, english_left, retitled
 
 DRIFTING = {
     "kb.py": """
@@ -54,14 +60,14 @@ def _app(tmp_path, files):
 def _check(client_code, spec=None):
     spec = spec or load_checklist()["call_sites"]
     ctx = AuditContext(config=None, target=None, runner=None, client_code=client_code)
+    assert not ctx.has("target")
     return run_check(resolve(spec), ctx, spec)
 
 
-def _rows(finding, title_start):
-    for e in finding.evidence:
-        if e.title.startswith(title_start):
-            return [dict(zip(e.columns, r, strict=True)) for r in e.rows]
-    raise AssertionError(f"no evidence table starting with {title_start!r}: {[e.title for e in finding.evidence]}")
+def _rows(finding, key):
+    ev = finding.evidence_table(key)
+    assert ev is not None, f"no evidence table {key!r}: {[e.key for e in finding.evidence]}"
+    return ev.records()
 
 
 def test_confidence_filter_drift_between_two_modules_fails(tmp_path):
@@ -72,18 +78,17 @@ def test_confidence_filter_drift_between_two_modules_fails(tmp_path):
     assert "2 search call site(s) and 0 vector queries in 2 module(s)" in f.headline
     assert f.metrics["builder_modules"] == 2 and f.metrics["search_call_sites"] == 2
     assert f.metrics["filter_drift"] == 1 and f.metrics["security_clause_drift"] == 0
-    drift = {(r["parameter"], r["value"]): r for r in _rows(f, "Drift between call sites")}
+    drift = {(r["parameter"], r["value"]): r for r in _rows(f, "drift")}
     assert drift[("filter: confidence_score ge 0.85", "present")]["where"] == ("kb.py:5",)
     assert drift[("filter: confidence_score ge 0.85", "absent")]["where"] == ("agent.py:5",)
-    builders = {r["module"]: r["call sites"] for r in _rows(f, "Request builders per module")}
+    builders = {r["module"]: r["call_sites"] for r in _rows(f, "builders")}
     assert builders == {"agent": 1, "kb": 1}
     assert any(r.startswith("route every search through one request builder") and "(agent, kb)" in r
                for r in f.recommendations)
     assert any("decide 'confidence_score ge 0.85' once per profile" in r and "magnitude boost" in r
                for r in f.recommendations)
-    from ragdiag.plots import figure
-
-    assert figure(f) is not None
+    # the path without the clause is a code location (SARIF)
+    assert [(loc.file, loc.line) for loc in f.locations] == [("agent.py", 5)]
 
 
 def test_drift_is_a_warning_when_the_switch_is_off(tmp_path):
@@ -93,11 +98,13 @@ def test_drift_is_a_warning_when_the_switch_is_off(tmp_path):
     assert "2 modules build search requests (more than 1)" in f.headline
 
 
-def test_one_builder_module_passes(tmp_path):
+def test_one_builder_module_passes_on_what_it_compared(tmp_path):
     f = _check(_app(tmp_path, ONE_BUILDER))
     assert f.status == "pass", f.headline
     assert f.metrics["builder_modules"] == 1 and f.metrics["search_call_sites"] == 2
-    assert "(retrieval); no filter or security clause drifts" in f.headline
+    assert f.observed == {"call_sites_compared": 2}
+    assert f.headline == ("2 search call site(s) and 0 vector queries in 1 module(s) (retrieval) compared; "
+                          "no filter or security clause drifts between paths")
 
 
 def test_skipped_without_client_code():
@@ -106,9 +113,37 @@ def test_skipped_without_client_code():
     assert "client_code" in f.recommendations[0]
 
 
-def test_skipped_when_no_call_site_is_found(tmp_path):
-    f = _check(_app(tmp_path, {"util.py": "def f(x):\n    return x\n"}))
-    assert f.status == "skipped" and "no search call site" in f.headline
+def test_no_call_site_in_the_scanned_files_is_skipped_not_passed(tmp_path):
+    app = _app(tmp_path, {"util.py": "def f(x):\n    return x\n",
+                          "search_words.py": "def search(words):\n    return [w for w in words if w]\n"})
+    f = _check(app)
+    assert f.status == "skipped" and not f.observed
+    assert f.skipped_reason == "no search call site was found in 2 scanned files"
+    assert any("client_code" in r for r in f.recommendations)
+
+
+def test_figure_is_drawn_from_the_evidence_keys(tmp_path):
+    f = _check(_app(tmp_path, DRIFTING))
+    fig = figure(f)
+    assert fig is not None and type(fig).__name__ == "Figure"
+    assert "2 module(s)" in fig.axes[0].get_title()
+    assert figure(retitled(f, "builders")) is not None   # titles are not keys
+    with pytest.raises(FigureDataError, match="call_sites"):
+        figure(column_renamed(f, "builders", "call_sites"))
+    de = figure(f, "de")
+    assert "Modul" in de.axes[0].get_title()
+
+
+def test_finding_renders_in_german(tmp_path):
+    f = _check(_app(tmp_path, DRIFTING))
+    de = localize(f, "de")
+    assert de.headline.startswith("'confidence_score ge 0.85' (Qualität) ist an 1 Aufrufstelle(n) gesetzt (kb.py:5)")
+    assert de.evidence_table("drift").title == "Drift zwischen Aufrufstellen"
+    assert de.evidence_table("builders").columns[0] == "Modul"
+    assert english_left(de, "call_sites") == []
+    assert english_left(f, "call_sites")  # the control: the English finding is caught
+    skipped = localize(_check(_app(tmp_path / "empty", {"util.py": "x = 1\n"})), "de")
+    assert skipped.skipped_reason == "in 1 gescannten Dateien wurde keine Suchaufrufstelle gefunden"
 
 
 def test_misconfigured_sample_app_fails_on_the_confidence_drift():
@@ -119,7 +154,7 @@ def test_misconfigured_sample_app_fails_on_the_confidence_drift():
     assert "muster_assistant/agents/search_agent.py:44" in f.headline
     assert "the security filter is missing at 4 of 15" in f.headline
     assert "15 search call site(s) and 6 vector queries in 7 module(s)" in f.headline
-    drift = {(r["parameter"], r["value"]): r["where"] for r in _rows(f, "Drift between call sites")}
+    drift = {(r["parameter"], r["value"]): r["where"] for r in _rows(f, "drift")}
     present = drift[("filter: confidence_score ge 0.85", "present")]
     absent = drift[("filter: confidence_score ge 0.85", "absent")]
     assert {"muster_assistant/knowledge_base.py:40", "muster_assistant/knowledge_base.py:56",
@@ -129,15 +164,18 @@ def test_misconfigured_sample_app_fails_on_the_confidence_drift():
     assert drift[("exhaustive", "true")] == ("muster_assistant/legacy/old_templates.py:15",
                                              "muster_assistant/legacy/old_templates.py:30")
     assert set(drift[("k", "20")]) >= {"muster_assistant/knowledge_base.py:43"}
-    kinds = {r["kind"]: r["sites"] for r in _rows(f, "Search call sites per kind")}
+    kinds = {r["kind"]: r["sites"] for r in _rows(f, "sites_per_kind")}
     assert kinds == {"azure_search": 12, "rest_search": 3, "azure_vector_query": 6}
     rec = next(r for r in f.recommendations if r.startswith("route every search through one request builder"))
     assert "muster_assistant.knowledge_base" in rec and "muster_assistant.agents.search_agent" in rec
     assert any("exhaustive = true at muster_assistant/legacy/old_templates.py:15" in r for r in f.recommendations)
+    assert any(loc.file == "muster_assistant/agents/search_agent.py" and loc.line == 67 and loc.level == "error"
+               for loc in f.locations)
 
 
 def test_sound_sample_app_passes():
     f = _check(sample_dir() / "client_app_sound")
     assert f.status == "pass", f.headline
     assert f.metrics["builder_modules"] == 1
+    assert f.observed == {"call_sites_compared": 3}
     assert "muster_assistant.retrieval.profiles" in f.headline

@@ -6,6 +6,11 @@ passes.
 The world: four documents whose content is "a a a ..." with 100, 200, 300 and 400 tokens
 (cl100k: one token per "a"). The reranker orders them d4 > d3 > d2 > d1, and the profile's top is
 2, so the assembled context of the one question is d4 + d3 = 700 tokens.
+
+What reaches the model: profiles whose top is far above their siblings' (more than 2x their
+median) or fills the reranker's 50-document window are flagged with their token cost, top x the
+measured median chunk tokens (the routed profile "a" with top 5 returns all four documents:
+median of 100, 200, 300, 400 = 250 tokens), else top x the spec's 400-token estimate.
 """
 
 from __future__ import annotations
@@ -16,13 +21,17 @@ import numpy as np
 import pytest
 
 from ragdiag.checks import resolve, run_check
+from ragdiag.checks.base import localize
 from ragdiag.checks.context_budgets import count_tokens
+from ragdiag.checks.figures import FigureDataError, figure
 from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
+from ragdiag.errors import TargetError
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset
 from ragdiag.policy import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+from tests.evidence_helpers import column_renamed, english_left, retitled
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 
 SIZES = {"d1": 100, "d2": 200, "d3": 300, "d4": 400}
@@ -42,6 +51,15 @@ top = 2
   k = 50
   exhaustive = true
 """
+
+
+def _tops_policy(*tops):
+    """Vector-only profiles a, b, c, ... with these tops; `a` is the default route."""
+    out = '[policy]\nname = "tops"\n[routes]\ndefault = "a"\n'
+    for name, top in zip("abcdef", tops, strict=False):
+        out += (f'[profiles.{name}]\nquery_type = "simple"\nkeyword_text = "none"\ntop = {top}\n'
+                '  [[profiles.' + name + '.vector_queries]]\n  fields = ["vec"]\n  k = 50\n  exhaustive = true\n')
+    return out
 
 UNBOUNDED_APP = {
     "chat.py": """
@@ -104,12 +122,12 @@ def _target(tmp_path):
                              vectors={"vec": vecs}, progress=False)
 
 
-def _ctx(tmp_path, *, budgets=None, client_code=None, target=True, policy=True):
+def _ctx(tmp_path, *, budgets=None, client_code=None, target=True, policy=POLICY, goldset=True):
     t = _target(tmp_path) if target else None
     gs = Goldset(cases=(GoldCase(id="q1", question="What is a?", intent="fact", as_user="u",
-                                 expect_sources=(("d4", 1),)),), path=None)
+                                 expect_sources=(("d4", 1),)),), path=None) if goldset else None
     return AuditContext(config=None, target=t, runner=Runner(t) if t else None,
-                        policy=loads_policy(POLICY) if policy else None, goldset=gs,
+                        policy=loads_policy(policy) if policy else None, goldset=gs,
                         identities={"u": Identity("u", ("all",))}, client_code=client_code, budgets=budgets)
 
 
@@ -118,11 +136,10 @@ def _check(ctx, spec=None):
     return run_check(resolve(spec), ctx, spec)
 
 
-def _rows(finding, title_start):
-    for e in finding.evidence:
-        if e.title.startswith(title_start):
-            return [dict(zip(e.columns, r, strict=True)) for r in e.rows]
-    raise AssertionError(f"no evidence table starting with {title_start!r}: {[e.title for e in finding.evidence]}")
+def _rows(finding, key):
+    ev = finding.evidence_table(key)
+    assert ev is not None, f"no evidence table {key!r}: {[e.key for e in finding.evidence]}"
+    return ev.records()
 
 
 def test_token_counts_of_the_world():
@@ -132,11 +149,13 @@ def test_token_counts_of_the_world():
 def test_measured_context_within_a_config_budget_passes(tmp_path):
     f = _check(_ctx(tmp_path, budgets={"context_tokens": 800}))
     assert f.status == "pass", f.headline
-    row = _rows(f, "Context tokens per profile")[0]
-    assert (row["profile"], row["top"], row["p50 tokens"], row["max tokens"], row["budget"]) == ("p", 2, 700, 700, 800)
-    assert row["budget source"] == "audit config [budgets] context_tokens = 800"
-    assert _rows(f, "Context tokens per question") == [{"case": "q1", "profile": "p", "sources": 2, "tokens": 700}]
+    row = _rows(f, "context_per_profile")[0]
+    assert (row["profile"], row["top"], row["p50_tokens"], row["max_tokens"], row["budget"]) == ("p", 2, 700, 700, 800)
+    assert row["budget_source"] == "audit config [budgets] context_tokens = 800"
+    assert _rows(f, "context_per_question") == [{"case": "q1", "profile": "p", "sources": 2, "tokens": 700}]
     assert f.metrics["context_tokens_max"] == 700
+    assert f.observed == {"contexts_measured": 1}
+    assert f.headline.startswith("measured context p95 700 tokens within the 800-token budget over 1 questions")
     assert "code half not run" in f.headline
 
 
@@ -157,6 +176,9 @@ def test_code_budget_wins_over_the_config(tmp_path):
     good = _check(_ctx(tmp_path / "b", client_code=app2))
     assert good.status == "pass", good.headline
     assert good.metrics["citations_validated"] is True
+    assert good.observed == {"bounded_llm_calls": 1, "contexts_measured": 1}
+    assert good.headline.startswith("1 of 1 LLM call(s) receiving retrieved content are bounded; measured context "
+                                    "p95 700 tokens within the 1000-token budget")
 
 
 def test_without_a_declared_budget_the_default_only_warns(tmp_path):
@@ -174,29 +196,60 @@ def test_model_window_minus_reserve(tmp_path):
     # 1500 - 700 = 800 tokens left for the answer < 1000 reserved
     assert f.status == "fail"
     assert "profile 'p' fills 700 tokens at p95, leaving 800 of the 1500-token window" in f.headline
-    assert _rows(f, "Context tokens per profile")[0]["window left at p95"] == 800
+    assert _rows(f, "context_per_profile")[0]["window_left"] == 800
 
 
 def test_unbounded_llm_call_and_unvalidated_citations(tmp_path):
     app = _app(tmp_path, UNBOUNDED_APP)
-    f = _check(_ctx(tmp_path, client_code=app, target=False, policy=False))
+    f = _check(_ctx(tmp_path, client_code=app, target=False, policy=None))
     assert f.status == "warn"
     assert "1 LLM call(s) receive retrieved content with no visible bound (chat.py:8)" in f.headline
     assert "citations are not validated against the retrieved ids (citations.py:4)" in f.headline
-    assert "runtime half not run: no profiles" in f.headline
-    calls = _rows(f, "LLM call sites")
+    assert "runtime half not run: no target: a code-only audit" in f.headline
+    calls = _rows(f, "llm_calls")
     assert calls[0]["site"] == "chat.py:8" and calls[0]["bounded"] is False
+    assert [(loc.file, loc.line) for loc in f.locations] == [("chat.py", 8)]
     assert any(r.startswith("cap the context at 6000 tokens / ") and "chat.py:8 (answer)" in r
                for r in f.recommendations)
     assert any(r.startswith("validate cited ids against the retrieved ids in code at citations.py:4")
                for r in f.recommendations)
+    # with the switch off the unbounded call is not judged: nothing else was observed, so no pass
     off = load_checklist()["context_budgets"].with_thresholds(warn_unbounded_call=False)
-    assert _check(_ctx(tmp_path, client_code=app, target=False, policy=False), off).status == "pass"
+    f_off = _check(_ctx(tmp_path, client_code=app, target=False, policy=None), off)
+    assert f_off.status == "skipped" and not f_off.observed
+    assert "warn_unbounded_call = false" in f_off.skipped_reason
 
 
-def test_skipped_without_code_and_profiles(tmp_path):
-    f = _check(_ctx(tmp_path, target=False, policy=False))
+def test_code_only_audit_passes_on_a_bounded_call_and_never_opens_a_target(tmp_path):
+    app = _app(tmp_path, BOUNDED_APP, budget=1000)
+    ctx = _ctx(tmp_path, client_code=app, target=False)
+    assert not ctx.has("target") and ctx.has("profiles") and ctx.has("questions")
+    f = _check(ctx)
+    assert f.status == "pass", f.headline
+    assert f.observed == {"bounded_llm_calls": 1}
+    assert f.headline.startswith("1 of 1 LLM call(s) receiving retrieved content are bounded (in 3 scanned files)")
+    assert "runtime half not run: no target: a code-only audit" in f.headline
+    assert "context_per_profile" not in {e.key for e in f.evidence}
+
+
+def test_no_llm_call_recognised_is_skipped_not_passed(tmp_path):
+    app = _app(tmp_path, {"util.py": "def f(x):\n    return x\n", "more.py": "VALUE = 1\n"})
+    f = _check(_ctx(tmp_path, client_code=app, target=False, policy=None, goldset=False))
+    assert f.status == "skipped" and not f.observed
+    assert f.skipped_reason == ("no LLM call was recognised in 2 files; ragdiag cannot tell whether context "
+                                "is bounded")
+
+
+def test_a_config_holding_only_a_target_passes_nothing(tmp_path):
+    f = _check(_ctx(tmp_path, policy=None, goldset=False))
     assert f.status == "skipped"
+    assert "client_code" in " ".join(f.recommendations)
+
+
+def test_questions_without_a_target_are_skipped(tmp_path):
+    f = _check(_ctx(tmp_path, target=False))
+    assert f.status == "skipped"
+    assert f.skipped_reason == "no client code was scanned and no context was measured (no target: a code-only audit)"
 
 
 def test_citable_field_is_reported(tmp_path):
@@ -204,6 +257,86 @@ def test_citable_field_is_reported(tmp_path):
     # tiny_schema has no `citable` field
     assert f.metrics["schema_citable_field"] is None
     assert any("citable" in r for r in f.recommendations)
+
+
+# ---- what reaches the model: top against the siblings and the reranker window ----------------------
+
+
+def test_a_top_far_above_its_siblings_is_flagged_with_its_token_cost(tmp_path):
+    f = _check(_ctx(tmp_path, policy=_tops_policy(5, 5, 50)))
+    assert f.status == "warn"
+    # c: top 50 > 2 x median(5, 5) = 10, and 50 >= the 50-document window; 50 x 250 tokens = 12,500
+    assert ("profile 'c' (routes: none) passes top = 50 hits to the model (10.0x the median top 5 of the other "
+            "profiles, it fills the reranker's 50-document window): about 12,500 context tokens at 250 tokens per "
+            "chunk (measured median)") in f.headline
+    tops = {r["profile"]: r for r in _rows(f, "profile_tops")}
+    assert (tops["c"]["median_other_top"], tops["c"]["far_above"], tops["c"]["fills_window"],
+            tops["c"]["chunk_tokens"], tops["c"]["tokens_at_top"]) == (5, True, True, 250, 12500)
+    # a and b: 5 is not above 2 x median(5, 50) = 55
+    assert not tops["a"]["far_above"] and not tops["b"]["far_above"]
+    assert f.metrics["profiles_top_outliers"] == 1
+    assert any(r.startswith("profile 'c': lower top from 50 to 5") for r in f.recommendations)
+
+
+def test_tops_close_to_their_siblings_are_not_flagged(tmp_path):
+    f = _check(_ctx(tmp_path, policy=_tops_policy(5, 5, 8)))
+    # c: 8 <= 2 x median(5, 5) = 10 and 8 < 50
+    assert f.status == "pass", f.headline
+    assert f.metrics["profiles_top_outliers"] == 0
+    assert not any(r["far_above"] or r["fills_window"] for r in _rows(f, "profile_tops"))
+
+
+def test_unmeasured_top_cost_uses_the_spec_estimate(tmp_path):
+    app = _app(tmp_path, BOUNDED_APP, budget=1000)
+    f = _check(_ctx(tmp_path, client_code=app, target=False, policy=_tops_policy(5, 5, 50)))
+    # no target, nothing measured: 50 x 400 (estimated_chunk_tokens) = 20,000
+    assert f.status == "warn"
+    assert "about 20,000 context tokens at 400 tokens per chunk (spec estimate, not measured)" in f.headline
+    spec = load_checklist()["context_budgets"].with_thresholds(max_top_ratio=20.0)
+    # a ratio of 10 no longer counts, but 50 still fills the window
+    g = _check(_ctx(tmp_path, client_code=app, target=False, policy=_tops_policy(5, 5, 50)), spec)
+    assert "(it fills the reranker's 50-document window)" in g.headline
+
+
+# ---- failures, figure, German ------------------------------------------------------------------------
+
+
+def test_every_request_failing_is_an_error_with_the_reason(tmp_path):
+    ctx = _ctx(tmp_path)
+
+    def refuse(request):
+        raise TargetError("index 'tiny-ctx' is not reachable")
+
+    ctx.target.search = refuse
+    f = _check(ctx)
+    assert f.status == "error"
+    d = f.to_dict()
+    assert d["failures"][0]["reason"] == "index 'tiny-ctx' is not reachable"
+    assert d["failures"][0]["profile"] == "p"
+    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 1
+
+
+def test_figure_is_drawn_from_the_evidence_keys(tmp_path):
+    f = _check(_ctx(tmp_path, budgets={"context_tokens": 800}))
+    fig = figure(f)
+    assert fig is not None and type(fig).__name__ == "Figure"
+    assert "800" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    assert figure(retitled(f, "context_per_question")) is not None   # titles are not keys
+    with pytest.raises(FigureDataError, match="tokens"):
+        figure(column_renamed(f, "context_per_question", "tokens"))
+    assert "Budget" in figure(f, "de").axes[0].get_title()
+
+
+def test_finding_renders_in_german(tmp_path):
+    app = _app(tmp_path, UNBOUNDED_APP)
+    f = _check(_ctx(tmp_path, client_code=app, policy=_tops_policy(5, 5, 50)))
+    assert f.status == "warn"
+    de = localize(f, "de")
+    assert de.headline.startswith("1 LLM-Aufruf(e) erhalten abgerufenen Inhalt ohne sichtbare Grenze (chat.py:8)")
+    assert "etwa 12'500 Kontext-Tokens bei 250 Tokens pro Chunk (gemessener Median)" in de.headline
+    assert de.evidence_table("profile_tops").title == "Was beim Modell ankommt: top je Profil"
+    assert english_left(de, "context_budgets") == []
+    assert english_left(f, "context_budgets")  # the control
 
 
 # ---- the sample ---------------------------------------------------------------------------------------------
@@ -217,12 +350,11 @@ def test_misconfigured_sample_names_chat_py_35_and_unvalidated_citations(misconf
     assert "citations are not validated" in f.headline and "muster_assistant/citations.py:10" in f.headline
     assert any("before the LLM call at muster_assistant/chat.py:35" in r for r in f.recommendations)
     assert any("citations.py:15" in r and "validate cited ids" in r for r in f.recommendations)
-    per_profile = {r["profile"]: r for r in _rows(f, "Context tokens per profile")}
+    per_profile = {r["profile"]: r for r in _rows(f, "context_per_profile")}
     assert set(per_profile) == set(misconfigured_ctx.policy.profiles)
-    assert all(r["top"] == 10 and 0 < r["p95 tokens"] < 6000 for r in per_profile.values())
+    assert all(r["top"] == 10 and 0 < r["p95_tokens"] < 6000 for r in per_profile.values())
     assert f.metrics["schema_citable_field"] == "citable"
-    from ragdiag.plots import figure
-
+    assert f.metrics["profiles_top_outliers"] == 0  # every profile passes top 10
     assert figure(f) is not None
 
 
@@ -230,6 +362,7 @@ def test_misconfigured_sample_names_chat_py_35_and_unvalidated_citations(misconf
 def test_tuned_sample_passes(tuned_ctx, checklist):
     f = run_check(resolve(checklist["context_budgets"]), tuned_ctx, checklist["context_budgets"])
     assert f.status in ("pass", "warn"), f.headline
+    assert f.observed["bounded_llm_calls"] == 2 and f.observed["contexts_measured"] > 0
     assert f.metrics["unbounded_llm_calls"] == 0 and f.metrics["citations_validated"] is True
     assert f.metrics["budget_tokens"] == 6000
-    assert "MAX_CONTEXT_TOKENS" in _rows(f, "Context tokens per profile")[0]["budget source"]
+    assert "MAX_CONTEXT_TOKENS" in _rows(f, "context_per_profile")[0]["budget_source"]
