@@ -174,3 +174,15 @@ def test_every_message_and_label_has_german(specs):
     cat = catalogue_for(specs.values())
     missing = [i for i in cat.ids() if "de" not in cat.templates(i)]
     assert not missing, f"messages without German: {missing[:10]}"
+
+
+def test_message_cells_and_label_params_render_per_language(specs):
+    v = Verdict("pool_size", specs["pool_size"])
+    v.table("measured_pool", "t_measured", ("profile", "share_below", "cause"),
+            [("definition", 0.9, v.msg("cause_post_filter", mode="postFilter"))], source="goldset", min=50)
+    f = v.finish()
+    ev = f.evidence_table("measured_pool")
+    assert ev.columns[1] == "share < 50" and ev.rows[0][2].startswith("postFilter with a filter")
+    de = localize(type(f).from_dict(f.to_dict()), "de", specs).evidence_table("measured_pool")
+    assert de.columns[1] == "Anteil < 50"
+    assert de.rows[0][2] == "postFilter mit Filter: Post-Filtering entfernt Kandidaten nach top-k"

@@ -24,7 +24,7 @@ from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset
 from ragdiag.model.messages import Message
 from ragdiag.model.schema import STRING, Field
-from ragdiag.policy.profile import Identity, loads_policy
+from ragdiag.policy import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 

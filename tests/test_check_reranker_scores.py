@@ -16,7 +16,7 @@ from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.errors import TargetError
 from ragdiag.inputs.goldset import GoldCase, Goldset
-from ragdiag.policy.profile import Identity, loads_policy
+from ragdiag.policy import Identity, loads_policy
 from tests.test_check_prerank_filters import assert_all_german, check
 from tests.test_checks_minimal import GOOD_SCORES, _world
 

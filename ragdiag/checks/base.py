@@ -266,9 +266,19 @@ class Verdict:
         cols = tuple(columns)
         title_msg = self.msg(title, **params)
         note_msg = self.msg(note, **params) if note else None
+        grid: list[tuple[Any, ...]] = []
+        cell_msgs: list[tuple[int, int, Message]] = []
+        for i, row in enumerate(rows):  # cells may be messages: rendered now, re-rendered per language
+            cells = list(row)
+            for j, cell in enumerate(cells):
+                if isinstance(cell, Message):
+                    cell_msgs.append((i, j, cell))
+                    cells[j] = self.text(cell)
+            grid.append(tuple(cells))
         ev = Evidence(title=self.text(title_msg), columns=tuple(self._label(c, params) for c in cols),
-                      rows=tuple(tuple(r) for r in rows), note=self.text(note_msg) if note_msg else "",
-                      key=key, column_keys=cols, title_msg=title_msg, note_msg=note_msg)
+                      rows=tuple(grid), note=self.text(note_msg) if note_msg else "",
+                      key=key, column_keys=cols, title_msg=title_msg, note_msg=note_msg,
+                      cell_msgs=tuple(cell_msgs))
         self._tables = [t for t in self._tables if t.key != key] + [ev]
         return ev
 

@@ -125,7 +125,7 @@ class PoolSize(Check):
             prof = policy.profiles[name]
             post = sb > 0 and prof.vector_filter_mode != "preFilter" and bool(prof.filter)
             rows.append((name, len(vals), quantile(vals, 0.05), quantile(vals, 0.5), min(vals), sb,
-                         v.text(v.msg("cause_post_filter", mode=prof.vector_filter_mode)) if post else ""))
+                         v.msg("cause_post_filter", mode=prof.vector_filter_mode) if post else ""))
             if sb > 0:
                 starving.append((name, post, prof.vector_filter_mode))
         v.table("measured_pool", "t_measured", ("profile", "queries", "p5", "median", "min", "share_below",

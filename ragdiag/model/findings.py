@@ -247,8 +247,11 @@ class Evidence:
     column_keys: tuple[str, ...] = ()
     title_msg: Message | None = None
     note_msg: Message | None = None
+    #: (row, column, message) of cells holding computed text, re-rendered by `localized`
+    cell_msgs: tuple[tuple[int, int, Message], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "cell_msgs", tuple((int(r), int(c), m) for r, c, m in self.cell_msgs))
         columns = _text_tuple(self.columns, f"evidence {self.title!r} columns")
         keys = _text_tuple(self.column_keys, f"evidence {self.title!r} column keys") or columns
         if len(keys) != len(columns):
@@ -303,9 +306,27 @@ class Evidence:
         """This table with title, note and column labels in `lang` (unchanged where no text exists)."""
         from dataclasses import replace
 
-        cols = tuple((labels.get(k) or {}).get(lang) or (labels.get(k) or {}).get("en") or c
-                     for k, c in zip(self.column_keys, self.columns, strict=True))
-        return replace(self, columns=cols,
+        params = dict(self.title_msg.params) if self.title_msg is not None else {}
+
+        def label(key: str, current: str) -> str:
+            texts = labels.get(key) or {}
+            template = texts.get(lang) or texts.get("en")
+            if not template:
+                return current
+            try:
+                return template.format(**params)
+            except (KeyError, ValueError, IndexError):
+                return template
+
+        cols = tuple(label(k, c) for k, c in zip(self.column_keys, self.columns, strict=True))
+        rows = self.rows
+        if self.cell_msgs:
+            grid = [list(r) for r in rows]
+            for r, c, m in self.cell_msgs:
+                if r < len(grid) and c < len(grid[r]):
+                    grid[r][c] = render(m, lang, catalogue)
+            rows = tuple(tuple(r) for r in grid)
+        return replace(self, columns=cols, rows=rows,
                        title=render(self.title_msg, lang, catalogue) if self.title_msg else self.title,
                        note=render(self.note_msg, lang, catalogue) if self.note_msg else self.note)
 
@@ -317,6 +338,8 @@ class Evidence:
             d["title_msg"] = self.title_msg.to_dict()
         if self.note_msg is not None:
             d["note_msg"] = self.note_msg.to_dict()
+        if self.cell_msgs:
+            d["cell_msgs"] = [[r, c, m.to_dict()] for r, c, m in self.cell_msgs]
         return d
 
     @classmethod
@@ -326,7 +349,8 @@ class Evidence:
                        rows=tuple(tuple(r) for r in data.get("rows", ())), note=data.get("note", ""),
                        key=data.get("key", ""), column_keys=tuple(data.get("column_keys") or ()),
                        title_msg=Message.from_dict(data["title_msg"]) if data.get("title_msg") else None,
-                       note_msg=Message.from_dict(data["note_msg"]) if data.get("note_msg") else None)
+                       note_msg=Message.from_dict(data["note_msg"]) if data.get("note_msg") else None,
+                       cell_msgs=tuple((r, c, Message.from_dict(m)) for r, c, m in data.get("cell_msgs") or ()))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputDataError(f"invalid evidence {dict(data).get('title')!r}: {exc}; expected "
                                  "an object with 'title', 'columns', 'rows' and optional 'note'") from exc
