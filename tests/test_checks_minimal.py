@@ -152,7 +152,7 @@ def test_shared_query_text_by_hand(tmp_path):
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "shared_query_text")
     # keyword "alpha", vector and semantic "What is alpha?": not identical
     assert good.metrics["identical_share_profiles"] == pytest.approx(0.0)
-    assert good.status == "pass"
+    assert good.status == "pass" and good.observed["profile_requests_compared"] == 1
 
 
 def test_route_counts_by_hand(tmp_path):

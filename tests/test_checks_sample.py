@@ -65,6 +65,7 @@ def test_shared_query_text_flags_one_text_for_three_channels(misconfigured_ctx, 
     assert f.metrics["identical_share_query_log"] > 0.5
     assert "same vector field" in f.headline
     assert "recall@10_split_channels" in f.metrics
+    assert f.observed["profile_requests_compared"] > 100 and f.observed["logged_requests_compared"] > 100
 
 
 def test_route_counts_finds_the_route_nobody_uses(misconfigured_ctx, checklist):
