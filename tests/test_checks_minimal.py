@@ -161,8 +161,13 @@ def test_route_counts_by_hand(tmp_path):
     # comparison gets 1 of 100 requests = 1 % < 2 %
     assert bad.status == "warn"
     assert "route 'comparison' receives 1% of traffic" in bad.headline
-    good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 100), "route_counts")
-    assert good.status == "pass"
+    good = _check(_ctx(tmp_path / "b", FAULTY, BAD_SCORES, goldset=False, log_routes=["fact", "comparison"] * 50),
+                  "route_counts")
+    # both routes get 50 % of the traffic: measured and sound
+    assert good.status == "pass" and good.observed == {"routes_by_traffic": 2}
+    # a single route has nothing to merge: skipped, never pass
+    one = _check(_ctx(tmp_path / "c", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 100), "route_counts")
+    assert one.status == "skipped" and "one route: nothing to merge" in one.skipped_reason
 
 
 def test_goldset_by_hand(tmp_path):

@@ -72,9 +72,10 @@ def test_route_counts_finds_the_route_nobody_uses(misconfigured_ctx, checklist):
     f = _run(misconfigured_ctx, checklist, "route_counts")
     assert f.status == "warn"
     assert "comparison" in f.headline
-    traffic = {r["route"]: r for r in _rows(f, "Traffic per route")}
-    assert float(traffic["comparison"]["share"].rstrip("%")) < 2
-    assert _rows(f, "Each route's profile against the best single profile")
+    traffic = {r["route"]: r for r in f.evidence_table("traffic").records()}
+    assert traffic.get("comparison", {"share": 0.0})["share"] < 0.02
+    assert f.evidence_table("route_gain").records()
+    assert f.observed["routes_by_traffic"] == 7 and f.observed["routes_by_gain"] > 0
 
 
 def test_reranker_scores_reports_distribution_and_benefit(misconfigured_ctx, checklist):
