@@ -172,7 +172,8 @@ def test_route_counts_by_hand(tmp_path):
 
 def test_goldset_by_hand(tmp_path):
     none = _check(_ctx(tmp_path / "a", SOUND, GOOD_SCORES, goldset=False), "goldset")
-    assert none.status == "fail"
+    # no goldset and no client code to search for one: the absence is the finding
+    assert none.status == "fail" and none.headline.startswith("no goldset")
     small = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "goldset")
     # one case: below 30 per intent, no refusal, no restricted cases -> warn
     assert small.status == "warn"

@@ -94,4 +94,6 @@ def test_goldset_metrics_and_comparison(misconfigured_ctx, tuned_ctx, checklist)
     assert good.metrics["ndcg@10"] > bad.metrics["ndcg@10"]
     assert good.metrics["recall@50"] > bad.metrics["recall@50"]
     assert bad.metrics["compare_ndcg@10_delta"] > 0
-    assert _rows(bad, "Policy 'misconfigured' against 'tuned'")
+    assert bad.evidence_table("comparison").records()
+    assert bad.evidence_table("comparison").title == "Policy 'misconfigured' against 'tuned' (delta = second - first)"
+    assert bad.observed["questions_evaluated"] > 200
