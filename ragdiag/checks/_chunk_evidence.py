@@ -22,6 +22,7 @@ MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
             ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"))
 CITATION_ROLES = ("document id", "page", "position")
 ROLES = (*CITATION_ROLES, "parent id", "section title")
+HATCHES = ("", "///", "...", "xx")
 RESULTS = {"in one chunk": "in_one_chunk", "straddles a boundary": "straddles",
            "not found": "not_found", "document not in index": "document_not_in_index"}
 
@@ -157,7 +158,7 @@ def draw(finding: Any, lang: str = "en") -> Any:
     if not hist and not shares:
         return None
     pyplot = plt()
-    fig, axes = pyplot.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1, 1.25]})
+    fig, axes = pyplot.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1, 1.25]})
     lo_lim, hi_lim = finding.metrics.get("min_tokens"), finding.metrics.get("max_tokens")
     if hist:
         levels = list(dict.fromkeys(r[0] for r in hist))
@@ -177,19 +178,30 @@ def draw(finding: Any, lang: str = "en") -> Any:
         if len(levels) > 1:
             axes[0].legend(fontsize=7)
     if shares:
-        rows = [r for r in shares if r[2] is not None]
         colors = {"fail": "tab:red", "warn": "tab:orange", "ok": "tab:green"}
-        y = list(range(len(rows)))
-        axes[1].barh(y, [float(r[2]) for r in rows], color=[colors.get(str(r[4]), "tab:gray") for r in rows])
-        for i, r in enumerate(rows):
-            if r[3] is not None:
-                axes[1].plot([r[3], r[3]], [i - 0.4, i + 0.4], color="black", linewidth=1.5)
-            axes[1].text(min(float(r[2]), 0.88) + 0.01, i, f"{float(r[2]):.0%}", va="center", fontsize=6)
-        multi = len({r[0] for r in rows}) > 1
-        axes[1].set_yticks(y, [(f"{r[0]}: " if multi else "") + text(ID, f"m_{r[1]}", lang) for r in rows], fontsize=6)
+        measures = list(dict.fromkeys(r[1] for r in shares))
+        levels = list(dict.fromkeys(r[0] for r in shares))
+        h = 0.8 / len(levels)
+        for j, level in enumerate(levels):
+            for m, share, limit, verdict in [(r[1], r[2], r[3], r[4]) for r in shares if r[0] == level]:
+                if share is None:
+                    continue
+                y = measures.index(m) - 0.4 + (j + 0.5) * h
+                axes[1].barh(y, float(share), height=h, color=colors.get(str(verdict), "tab:gray"),
+                             hatch=HATCHES[j % len(HATCHES)], edgecolor="white", linewidth=0)
+                if limit is not None:
+                    axes[1].plot([limit, limit], [y - h / 2, y + h / 2], color="black", linewidth=1.5)
+                if share:
+                    axes[1].text(min(float(share), 0.88) + 0.01, y, f"{float(share):.0%}", va="center", fontsize=6)
+        axes[1].set_yticks(range(len(measures)), [text(ID, f"m_{m}", lang) for m in measures], fontsize=7)
         axes[1].invert_yaxis()
         axes[1].set_xlim(0, 1)
         axes[1].set_xlabel(text(ID, "fig_shares_xlabel", lang))
         axes[1].set_title(text(ID, "fig_shares_title", lang))
+        if len(levels) > 1:
+            from matplotlib.patches import Patch
+
+            axes[1].legend(handles=[Patch(facecolor="white", edgecolor="gray", hatch=HATCHES[j % len(HATCHES)],
+                                          label=str(lv)) for j, lv in enumerate(levels)], fontsize=7)
     fig.tight_layout()
     return fig

@@ -159,13 +159,13 @@ class RouteCounts(Check):
         if traffic:
             axes[0].bar([r for r, _ in traffic], [s or 0 for _, s in traffic])
             axes[0].axhline(finding.metrics.get("min_traffic_share") or 0.02, color="red", linestyle="--", linewidth=1)
-            axes[0].set_title(text(ID, "fig_traffic", lang))
+            axes[0].set_title(text(ID, "fig_traffic", lang), fontsize=9)
             axes[0].tick_params(axis="x", rotation=45, labelsize=7)
         if gain:
             axes[1].bar([r for r, _, _ in gain], [d or 0 for _, d, _ in gain],
                         color=["tab:green" if e else "tab:gray" for _, _, e in gain])
             axes[1].axhline(0, color="black", linewidth=0.8)
-            axes[1].set_title(text(ID, "fig_gain", lang))
+            axes[1].set_title(text(ID, "fig_gain", lang), fontsize=9)
             axes[1].tick_params(axis="x", rotation=45, labelsize=7)
         fig.tight_layout()
         return fig
