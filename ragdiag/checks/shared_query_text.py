@@ -119,7 +119,7 @@ class SharedQueryText(Check):
                          p.semantic_text if p.query_type == "semantic" else "-", fields,
                          identical_modes(p)))
         v.table("channel_modes", "t_modes", ("profile", "routes", "keyword_text", "vector_text",
-                                             "semantic_text", "vector_fields", "one_mode"), rows)
+                                             "semantic_text", "vector_fields_weights", "one_mode"), rows)
         field_sets = {tuple(sorted({f for vq in p.vector_queries for f in vq.fields}))
                       for p in policy.profiles.values() if p.vector_queries}
         if len(field_sets) == 1 and len(policy.profiles) > 1:
