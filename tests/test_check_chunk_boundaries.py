@@ -1,8 +1,10 @@
 """The chunk_boundaries check on the sample's two indexes, without embeddings.
 
 A stand-in target streams `sample_data/index/*.jsonl` (with the real OData
-evaluator for the level filter); the check must flag the naive fixed-size
-chunks, pass the structure-aware ones, and fail a planted missing-page case.
+evaluator for the level and scope filters); the check must flag the naive
+fixed-size chunks, pass the structure-aware ones in the profiles' scope, fail a
+planted missing-page case, and never pass without query profiles (it cannot
+tell which records reach the model).
 """
 
 from __future__ import annotations
@@ -16,14 +18,21 @@ import pytest
 
 from ragdiag.checks.registry import get, run_check
 from ragdiag.engine.context import AuditContext
+from ragdiag.errors import TargetError
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.odata import compile_filter
+from ragdiag.policy.profile import load_policy, loads_policy
 from ragdiag.sample.schema import sample_schema
+from tests.checkhelp import assert_figure_binding, assert_german
 
 REPO = Path(__file__).resolve().parents[1]
 INDEX = REPO / "ragdiag" / "sample" / "data" / "index"
 GOLDSET = REPO / "ragdiag" / "sample" / "data" / "goldset.yaml"
+PROFILES = REPO / "ragdiag" / "sample" / "data" / "profiles"
+# records per level in the sample index files
+EVIDENCE = {"naive": 1241, "structured": 1678}
+SECTIONS, DOCUMENTS = 1371, 241
 
 pytestmark = pytest.mark.skipif(not (INDEX / "naive.jsonl").exists() or not (INDEX / "structured.jsonl").exists(),
                                 reason="sample index files not built")
@@ -31,6 +40,9 @@ pytestmark = pytest.mark.skipif(not (INDEX / "naive.jsonl").exists() or not (IND
 
 class JsonlTarget:
     """The read-only part of a target the check uses, over one JSONL file."""
+
+    name = "jsonl"
+    capabilities = frozenset({"documents"})
 
     def __init__(self, path: Path, mutate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
                  schema: Any = None) -> None:
@@ -62,8 +74,24 @@ class JsonlTarget:
         return sum(1 for _ in self._records(filter))
 
 
-def _ctx(target: Any, goldset: Any = None) -> AuditContext:
-    return AuditContext(config=None, target=target, runner=None, goldset=goldset)
+def _ctx(target: Any, goldset: Any = None, policy: Any = None) -> AuditContext:
+    return AuditContext(config=None, target=target, runner=None, goldset=goldset, policy=policy)
+
+
+def _policy(filter_: str, overview_filter: str | None = None) -> Any:
+    """Two profiles: 'fact' with `filter_`, 'overview' with `overview_filter` (or the same)."""
+    over = filter_ if overview_filter is None else overview_filter
+    return loads_policy(f"""
+[policy]
+name = "scoped"
+[routes]
+fact = "fact"
+overview = "overview"
+[profiles.fact]
+filter = "{filter_}"
+[profiles.overview]
+filter = "{over}"
+""")
 
 
 @pytest.fixture(scope="module")
@@ -88,45 +116,67 @@ def naive(check, spec):
 
 
 @pytest.fixture(scope="module")
-def structured(check, spec, goldset):
-    return run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl"), goldset), spec)
+def tuned():
+    return load_policy(PROFILES / "tuned.toml")
 
 
-def _table(finding, title):
-    for ev in finding.evidence:
-        if ev.title == title:
-            return {row[0]: dict(zip(ev.columns, row, strict=True)) for row in ev.rows}
-    raise AssertionError(f"no evidence {title!r} in {[e.title for e in finding.evidence]}")
+@pytest.fixture(scope="module")
+def structured(check, spec, goldset, tuned):
+    return run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl"), goldset, tuned), spec)
+
+
+def _table(finding, key, by, level="evidence"):
+    ev = finding.evidence_table(key)
+    assert ev is not None, f"no evidence {key!r} in {[e.key for e in finding.evidence]}"
+    return {r[by]: r for r in ev.records() if r.get("level", level) == level}
 
 
 def test_naive_index_is_flagged(naive, spec):
     finding, target = naive
+    # no profiles: every record is analysed, each level on its own; the evidence chunks warn
     assert finding.status == "warn", finding.headline
     assert finding.metrics["mid_sentence_end_share"] > spec.threshold("warn_mid_sentence_end_share")
     assert finding.metrics["split_table_share"] > spec.threshold("warn_split_table_share")
-    assert "end mid-sentence" in finding.headline and "split a table" in finding.headline
-    shares = _table(finding, "Boundary and structure shares")
-    assert shares["ends mid-sentence"]["verdict"] == "warn"
-    assert shares["splits a table"]["verdict"] == "warn"
-    assert shares["lacks citation metadata"]["verdict"] == "ok"
+    assert finding.headline.startswith("63% of 1,241 'evidence' chunks end mid-sentence (threshold 10%); "
+                                       "9% of 1,241 'evidence' chunks split a table (threshold 5%)")
+    shares = _table(finding, "boundary_shares", "measure")
+    assert shares["mid_sentence_end"]["verdict"] == "warn"
+    assert shares["split_table"]["verdict"] == "warn"
+    assert shares["missing_citation"]["verdict"] == "ok"
+    # sections and documents are judged on their own and are clean
+    assert _table(finding, "boundary_shares", "measure", "section")["mid_sentence_end"]["verdict"] == "ok"
     assert finding.metrics["overlap_share"] == 0
-    examples = [ev for ev in finding.evidence if ev.title == "Examples"][0]
-    measures = {row[0] for row in examples.rows}
-    assert {"ends mid-sentence", "splits a table"} <= measures
-    assert all("-n" in row[1] for row in examples.rows if row[0] == "ends mid-sentence")
+    assert finding.observed == {"chunks_analysed": EVIDENCE["naive"] + SECTIONS + DOCUMENTS}
+    examples = finding.evidence_table("examples").records()
+    measures = {r["measure"] for r in examples if r["level"] == "evidence"}
+    assert {"mid_sentence_end", "split_table"} <= measures
+    assert all("-n" in r["key"] for r in examples if r["measure"] == "mid_sentence_end" and r["level"] == "evidence")
     assert any("re-chunk structure-aware" in r.lower() for r in finding.recommendations)
     assert finding.figures == ("chunk_boundaries",)
-    # only the needed fields, only chunk records
-    select, flt = target.requests[-1]
-    assert set(select) == {"key", "content", "doc_id", "parent_id", "page", "position",
-                           "section_title", "level"}
-    assert flt == "level eq 'evidence'"
-    assert finding.metrics["chunks"] == target.count("level eq 'evidence'")
+    # one key-only pass for the levels, then only the needed fields, one level per stream
+    select, flt = target.requests[0]
+    assert select == ("key", "level") and flt is None
+    streams = dict((f, s) for s, f in target.requests[1:])
+    assert set(streams) == {"level eq 'evidence'", "level eq 'section'", "level eq 'document'"}
+    assert set(streams["level eq 'evidence'"]) == {"key", "content", "doc_id", "parent_id", "page", "position",
+                                                   "section_title", "level"}
+    assert finding.metrics["chunks"] == target.count("level eq 'evidence'") == EVIDENCE["naive"]
+
+
+def test_naive_index_is_flagged_in_the_profiles_scope_too(check, spec, tuned):
+    target = JsonlTarget(INDEX / "naive.jsonl")
+    finding = run_check(check, _ctx(target, policy=tuned), spec)
+    assert finding.status == "warn", finding.headline
+    assert "63% of 1,241 'evidence' chunks end mid-sentence" in finding.headline
 
 
 def test_structured_index_passes_with_goldset(structured):
     finding = structured
+    # the tuned overview profile has no filter: every level is in scope, each judged on its own
     assert finding.status == "pass", finding.headline
+    assert finding.observed == {"chunks_analysed": EVIDENCE["structured"] + SECTIONS + DOCUMENTS}
+    assert finding.headline.startswith("the 3,290 records the profiles can retrieve respect structure "
+                                       "(levels: evidence, section, document)")
     m = finding.metrics
     assert m["mid_sentence_end_share"] == 0
     assert m["split_table_share"] == 0
@@ -134,16 +184,66 @@ def test_structured_index_passes_with_goldset(structured):
     assert m["overlap_share"] > 0.05
     assert m["answers_checked"] > 100
     assert m["answers_straddling"] == 0
-    summary = _table(finding, "Expected answers and chunk boundaries")
-    assert summary["in one chunk"]["answers"] == m["answers_checked"]
+    summary = _table(finding, "answers", "result")
+    assert summary["in_one_chunk"]["answers"] == m["answers_checked"]
+    scope = {r["profile"]: r["scope"] for r in finding.evidence_table("scope").records()}
+    assert scope["fact"] == "level eq 'evidence'" and scope["overview"] == ""
     assert finding.to_dict()["figures"] == ["chunk_boundaries"]
+
+
+def test_without_profiles_a_clean_index_is_skipped(check, spec):
+    finding = run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl")), spec)
+    # an audit config holding only [target] passes no check
+    assert finding.status == "skipped", finding.headline
+    assert finding.skipped_reason == ("3,290 records analysed without a problem, but without query profiles "
+                                      "ragdiag cannot tell which records reach the model")
+    assert finding.evidence_table("boundary_shares") is not None  # what was analysed is still shown
+
+
+def test_profile_filters_decide_which_records_are_chunks(check, spec):
+    # the security clause is left out; 'level eq ...' decides the scope
+    secured = "group_ids/any(g: search.in(g, 'legal')) and level eq 'evidence'"
+    target = JsonlTarget(INDEX / "structured.jsonl")
+    f = run_check(check, _ctx(target, policy=_policy(secured)), spec)
+    assert f.status == "pass", f.headline
+    assert f.observed == {"chunks_analysed": EVIDENCE["structured"]}
+    assert {r["scope"] for r in f.evidence_table("scope").records()} == {"level eq 'evidence'"}
+    assert target.requests[0] == (("key", "level"), "level eq 'evidence'")
+    both = run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl"),
+                                 policy=_policy("level eq 'evidence'", "level eq 'section'")), spec)
+    assert both.observed == {"chunks_analysed": EVIDENCE["structured"] + SECTIONS}
+    assert both.metrics["levels_analysed"] == 2
+    none = run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl"), policy=_policy("level eq 'nothing'")), spec)
+    assert none.status == "skipped"
+    assert "no record of index 'muster' matches the profiles' filters" in none.skipped_reason
+
+
+def test_target_without_documents_is_skipped(check, spec):
+    class NoDocuments(JsonlTarget):
+        capabilities = frozenset()
+
+    f = run_check(check, _ctx(NoDocuments(INDEX / "structured.jsonl")), spec)
+    assert f.status == "skipped"
+    assert f.skipped_reason == ("the target 'jsonl' cannot stream its records (capability 'documents'), "
+                                "so no chunk can be analysed")
+
+
+def test_failing_stream_is_an_error(check, spec, tuned):
+    class Broken(JsonlTarget):
+        def iter_documents(self, select=None, filter=None):
+            raise TargetError("export refused (test)")
+
+    f = run_check(check, _ctx(Broken(INDEX / "structured.jsonl"), policy=tuned), spec)
+    assert f.status == "error", f.headline
+    assert [x["reason"] for x in f.to_dict()["failures"]] == ["export refused (test)"]
+    assert not f.observed
 
 
 def test_naive_with_goldset_reports_straddling_answers(check, spec, goldset):
     finding = run_check(check, _ctx(JsonlTarget(INDEX / "naive.jsonl"), goldset), spec)
     assert finding.metrics["answers_straddling"] >= 1
-    detail = _table(finding, "Answers not inside one chunk")
-    row = next(r for r in detail.values() if r["result"] == "straddles a boundary")
+    detail = finding.evidence_table("answers_detail").records()
+    row = next(r for r in detail if r["result"] == "straddles")
     assert len(row["chunks"]) == 2 and all("-n" in k for k in row["chunks"])
 
 
@@ -155,11 +255,13 @@ def test_planted_missing_page_fails(check, spec):
         return rec
 
     finding = run_check(check, _ctx(JsonlTarget(INDEX / "structured.jsonl", mutate=drop_page)), spec)
+    # no profiles, but a fault is still a fault
     assert finding.status == "fail", finding.headline
-    assert "citation metadata" in finding.headline and "page" in finding.headline
-    meta = _table(finding, "Citation metadata per chunk")
-    assert meta["page"]["missing chunks"] > 0
-    assert meta["document id"]["missing chunks"] == 0
+    assert "'evidence' chunks lack citation metadata" in finding.headline and "page on" in finding.headline
+    meta = _table(finding, "citation_metadata", "index_field")
+    assert meta["page"]["missing_chunks"] > 0
+    assert meta["doc_id"]["missing_chunks"] == 0
+    assert_german(finding)
     assert any("page" in r and "every chunk" in r for r in finding.recommendations)
 
 
@@ -177,13 +279,21 @@ def test_no_content_field_is_skipped(check, spec):
 
 
 def test_figure_draws_from_the_finding(naive):
+    from ragdiag.checks.figures import figure
     from ragdiag.model.findings import Finding
-    from ragdiag.plots import figure
 
     finding, _ = naive
     fig = figure(Finding.from_dict(json.loads(json.dumps(finding.to_dict()))))
     assert fig is not None
     assert len(fig.axes) == 2
+    assert_figure_binding(finding, "token_histogram", "chunks")
+    assert_figure_binding(finding, "boundary_shares", "share")
+
+
+def test_german(naive):
+    finding, _ = naive
+    de = assert_german(finding)
+    assert de.headline.startswith("63 % von 1'241 Chunks der Ebene 'evidence' enden mitten im Satz")
 
 
 def test_large_index_is_sampled_and_says_so(check, spec, monkeypatch):
@@ -195,5 +305,5 @@ def test_large_index_is_sampled_and_says_so(check, spec, monkeypatch):
     assert finding.metrics["sampled"] is True
     assert finding.metrics["chunks"] <= 400
     assert finding.metrics["chunk_records"] == target.count("level eq 'evidence'")
-    assert "sample" in finding.headline and "whole documents" in finding.headline
+    assert "sample: " in finding.headline and "whole documents" in finding.headline
     assert finding.status == "warn"

@@ -159,7 +159,7 @@ def test_shared_query_text_by_hand(tmp_path):
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "shared_query_text")
     # keyword "alpha", vector and semantic "What is alpha?": not identical
     assert good.metrics["identical_share_profiles"] == pytest.approx(0.0)
-    assert good.status == "pass"
+    assert good.status == "pass" and good.observed["profile_requests_compared"] == 1
 
 
 def test_route_counts_by_hand(tmp_path):
@@ -168,13 +168,19 @@ def test_route_counts_by_hand(tmp_path):
     # comparison gets 1 of 100 requests = 1 % < 2 %
     assert bad.status == "warn"
     assert "route 'comparison' receives 1% of traffic" in bad.headline
-    good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 100), "route_counts")
-    assert good.status == "pass"
+    good = _check(_ctx(tmp_path / "b", FAULTY, BAD_SCORES, goldset=False, log_routes=["fact", "comparison"] * 50),
+                  "route_counts")
+    # both routes get 50 % of the traffic: measured and sound
+    assert good.status == "pass" and good.observed == {"routes_by_traffic": 2}
+    # a single route has nothing to merge: skipped, never pass
+    one = _check(_ctx(tmp_path / "c", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 100), "route_counts")
+    assert one.status == "skipped" and "one route: nothing to merge" in one.skipped_reason
 
 
 def test_goldset_by_hand(tmp_path):
     none = _check(_ctx(tmp_path / "a", SOUND, GOOD_SCORES, goldset=False), "goldset")
-    assert none.status == "fail"
+    # no goldset and no client code to search for one: the absence is the finding
+    assert none.status == "fail" and none.headline.startswith("no goldset")
     small = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "goldset")
     # one case: below 30 per intent, no refusal, no restricted cases -> warn
     assert small.status == "warn"

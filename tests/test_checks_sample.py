@@ -73,15 +73,17 @@ def test_shared_query_text_flags_one_text_for_three_channels(misconfigured_ctx, 
     assert f.metrics["identical_share_query_log"] > 0.5
     assert "same vector field" in f.headline
     assert "recall@10_split_channels" in f.metrics
+    assert f.observed["profile_requests_compared"] > 100 and f.observed["logged_requests_compared"] > 100
 
 
 def test_route_counts_finds_the_route_nobody_uses(misconfigured_ctx, checklist):
     f = _run(misconfigured_ctx, checklist, "route_counts")
     assert f.status == "warn"
     assert "comparison" in f.headline
-    traffic = {r["route"]: r for r in _rows(f, "Traffic per route")}
-    assert float(traffic["comparison"]["share"].rstrip("%")) < 2
-    assert _rows(f, "Each route's profile against the best single profile")
+    traffic = {r["route"]: r for r in f.evidence_table("traffic").records()}
+    assert traffic.get("comparison", {"share": 0.0})["share"] < 0.02
+    assert f.evidence_table("route_gain").records()
+    assert f.observed["routes_by_traffic"] == 7 and f.observed["routes_by_gain"] > 0
 
 
 def test_reranker_scores_reports_distribution_and_benefit(misconfigured_ctx, checklist):
@@ -105,4 +107,6 @@ def test_goldset_metrics_and_comparison(misconfigured_ctx, tuned_ctx, checklist)
     assert good.metrics["ndcg@10"] > bad.metrics["ndcg@10"]
     assert good.metrics["recall@50"] > bad.metrics["recall@50"]
     assert bad.metrics["compare_ndcg@10_delta"] > 0
-    assert _rows(bad, "Policy 'misconfigured' against 'tuned'")
+    assert bad.evidence_table("comparison").records()
+    assert bad.evidence_table("comparison").title == "Policy 'misconfigured' against 'tuned' (delta = second - first)"
+    assert bad.observed["questions_evaluated"] > 200

@@ -1,10 +1,15 @@
 """Check 10: is there a measuring stick, and what does it say?
 
-Presence (in the config or as files in the client code), size per intent,
-refusal and restricted-identity cases; validity (expected sources exist,
-duplicate questions); metrics per profile and intent through ir-measures
-(hit rate, recall, MRR, nDCG@10, judged@10); the refusal gate (a minimum
-reranker score); and, when a second policy is configured, a paired comparison.
+Presence (in the config or as files in the client code), size per intent, refusal and
+restricted-identity cases; validity (expected sources exist, duplicate questions); metrics per
+profile and intent through ir-measures (hit rate, recall, MRR, nDCG@10, judged@10); the refusal
+gate (a minimum reranker score); and, when a second policy is configured, a paired comparison.
+
+Evidence a pass needs: a goldset loaded and evaluated, i.e. answerable questions answered by the
+policy and scored. Without a goldset the absence is the finding: ``fail`` when none is
+configured and none was found in the client code (or there is no code to search), ``warn``
+naming the goldset-like files the code holds. A goldset whose expected sources are all missing
+from the index measures nothing: ``fail``.
 """
 
 from __future__ import annotations
@@ -12,159 +17,199 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ragdiag.checks._common import evidence, incomplete, num, pct
+from ragdiag.checks.base import Check, Verdict
+from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
-from ragdiag.model.findings import Finding
+from ragdiag.errors import TargetError
 
 ID = "goldset"
 METRICS = ("hit_rate@10", "recall@10", "recall@50", "mrr", "ndcg@10", "judged@10")
+#: evidence column key of each metric (label keys are identifiers)
+COLUMNS = {m: m.replace("@", "_") for m in METRICS}
+FIGURE_METRICS = ("hit_rate@10", "recall@50", "ndcg@10")
 
 
-def _existing_keys(target: Any, keys: list[str]) -> set[str]:
-    """Which keys exist in the index (local: a lookup; live: batched key filters)."""
-    row_of = getattr(target, "row_of", None)
-    if row_of is not None:
-        return {k for k in keys if k in row_of}
-    from ragdiag.odata import pick_delimiter, quote
+def existing_keys(ctx: Any, keys: list[str]) -> set[str] | None:
+    """Which keys exist in the index; None when the target can neither list nor read documents."""
+    target = ctx.target
+    if ctx.supports("documents"):
+        from ragdiag.odata import pick_delimiter, quote
 
-    found: set[str] = set()
-    key_field = target.schema().key_field.name
-    for i in range(0, len(keys), 100):
-        chunk = keys[i:i + 100]
-        delim = pick_delimiter(chunk)
-        flt = f"search.in({key_field}, {quote(delim.join(chunk))}, {quote(delim)})"
-        for d in target.iter_documents(select=[key_field], filter=flt):
-            found.add(d[key_field])
-    return found
+        found: set[str] = set()
+        key_field = target.schema().key_field.name
+        for i in range(0, len(keys), 100):
+            chunk = keys[i:i + 100]
+            delim = pick_delimiter(chunk)
+            flt = f"search.in({key_field}, {quote(delim.join(chunk))}, {quote(delim)})"
+            found.update(str(d[key_field]) for d in target.iter_documents(select=[key_field], filter=flt))
+        return found
+    if ctx.supports("get_document"):
+        found = set()
+        for k in keys:
+            try:
+                target.get_document(k, select=[target.schema().key_field.name])
+                found.add(k)
+            except TargetError:
+                pass
+        return found
+    return None
 
 
 @register
-class Goldset:
+class Goldset(Check):
     id = ID
     needs = ()
-    uses = ("goldset", "profiles", "target")
+    uses = ("goldset", "profiles", "target", "client_code")
+    figure_id = ID
 
-    def run(self, ctx: Any, spec: Any) -> Finding:
-        min_cases = spec.threshold("min_cases_per_intent")
-        target_cases = spec.threshold("target_cases_per_intent")
-        need_refusals = bool(spec.threshold("require_refusals"))
-        need_restricted = bool(spec.threshold("require_restricted"))
-        gate = spec.threshold("gate_min_reranker_score")
+    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        scan = ctx.code_scan() if ctx.has("client_code") else None
+        files = [g.path for g in scan.goldset_files] if scan is not None else []
+        if files:
+            v.table("goldset_files", "t_files", ("file",), [(f,) for f in files])
         gs = ctx.goldset
-        found_files = []
-        scan = ctx.code_scan()
-        if scan is not None:
-            found_files = [str(g) for g in scan.goldset_files]
         if gs is None:
-            ev = ()
-            if found_files:
-                ev = (evidence("Goldset-like files in the client code", ("path",), [(f,) for f in found_files]),)
-            return Finding(check_id=ID, status="fail",
-                           headline="no goldset: every change to retrieval is invisible without one"
-                           + (f" ({len(found_files)} candidate file(s) found in the code, not configured)"
-                              if found_files else ""),
-                           metrics={"cases": 0}, evidence=ev,
-                           recommendations=(f"write {target_cases} real questions per question type with their "
-                                            "expected sources (id, question, intent, as_user, expect_sources, "
-                                            "expect: refused) and set [inputs] goldset in the audit config",),
-                           figures=())
+            v.metric("cases", 0)
+            v.metric("goldset_files_in_code", len(files))
+            if files:
+                v.warn("only_in_code", n=len(files), files=tuple(files[:5]))
+                v.recommend("rec_configure_found", file=files[0])
+                for f in files:
+                    v.location(f, 1, "loc_goldset_file", level="note")
+                return
+            if scan is not None:
+                v.fail("no_goldset_searched", files=scan.files_scanned)
+            else:
+                v.fail("no_goldset_no_code")
+            v.recommend("rec_write_goldset", n=spec.threshold("target_cases_per_intent"))
+            return
+        self._presence(ctx, spec, v, gs)
+        run = None
+        if ctx.has("profiles") and ctx.has("target"):
+            run = self._metrics(ctx, v, gs)
+            self._refusal(run, spec.threshold("gate_min_reranker_score"), v)
+            if ctx.compare_policy is not None:
+                self._comparison(ctx, run, v)
+        else:
+            v.note("not_evaluated")
+        v.nothing_observed("not_evaluated_reason", cases=len(gs))
+        ndcg, recall = v.metrics.get("ndcg@10"), v.metrics.get("recall@50")
+        if run is not None and (v.fails or v.warns) and ndcg is not None:
+            v.note("metrics_note", ndcg=ndcg, recall=recall)
+        v.passed("pass", cases=len(gs), intents=len(gs.by_intent()),
+                 profiles=len({q.profile for q, _ in run.traces()}) if run else 0, ndcg=ndcg, recall=recall)
+
+    @staticmethod
+    def _presence(ctx: Any, spec: Any, v: Verdict, gs: Any) -> None:
+        min_cases = spec.threshold("min_cases_per_intent")
         by_intent = gs.by_intent()
         refusals = gs.refusals()
         restricted = [c for c in gs if c.as_user and c.expect_refused]
-        metrics: dict[str, Any] = {"cases": len(gs), "answerable": len(gs.answerable()),
-                                   "refusal_cases": len(refusals), "restricted_identity_cases": len(restricted)}
-        warns, recs = [], []
-        size_rows = [(i, len(cs), "ok" if len(cs) >= min_cases else f"below {min_cases}")
-                     for i, cs in sorted(by_intent.items())]
-        small = [r[0] for r in size_rows if len(by_intent[r[0]]) < min_cases]
+        for name, value in (("cases", len(gs)), ("answerable", len(gs.answerable())),
+                            ("refusal_cases", len(refusals)), ("restricted_identity_cases", len(restricted))):
+            v.metric(name, value)
+        v.table("cases_per_intent", "t_cases", ("intent", "cases", "enough"),
+                [(i, len(cs), len(cs) >= min_cases) for i, cs in sorted(by_intent.items())], min=min_cases)
+        small = tuple(i for i, cs in sorted(by_intent.items()) if len(cs) < min_cases)
         if small:
-            warns.append(f"fewer than {min_cases} cases for intent(s) {', '.join(small)}")
-            recs.append(f"grow the goldset to {min_cases}-{target_cases} cases for {', '.join(small)}")
-        if need_refusals and not refusals:
-            warns.append("no refusal cases (questions the corpus cannot answer)")
-            recs.append("add cases with `expect: refused` to measure whether the system refuses without a source")
-        if need_restricted and not restricted:
-            warns.append("no restricted-identity cases")
-            recs.append("add cases asked as a user who may not see the answer (as_user + expect: refused)")
-        ev = [evidence("Cases per intent", ("intent", "cases", "size"), size_rows)]
+            v.warn("few_cases", min=min_cases, intents=small)
+            v.recommend("rec_grow", min=min_cases, target=spec.threshold("target_cases_per_intent"), intents=small)
+        if spec.threshold("require_refusals") and not refusals:
+            v.warn("no_refusals")
+            v.recommend("rec_refusals")
+        if spec.threshold("require_restricted") and not restricted:
+            v.warn("no_restricted")
+            v.recommend("rec_restricted")
+        if not gs.answerable():
+            v.warn("no_answerable", cases=len(gs))
         keys = sorted({k for c in gs for k, _ in c.expect_sources})
-        existing = _existing_keys(ctx.target, keys) if keys else set()
-        missing = [k for k in keys if k not in existing]
-        metrics["expected_sources_missing"] = len(missing)
-        if missing:
-            warns.append(f"{len(missing)} expected source(s) do not exist in the index")
-            ev.append(evidence("Expected sources missing from the index", ("key",), [(k,) for k in missing[:100]]))
+        existing = existing_keys(ctx, keys) if keys and ctx.has("target") else None
+        if keys and existing is None:
+            v.note("sources_not_verified")
+        elif keys:
+            missing = [k for k in keys if k not in existing]
+            v.metric("expected_sources_missing", len(missing))
+            if missing:
+                v.table("missing_sources", "t_missing", ("key",), [(k,) for k in missing[:100]])
+                if len(missing) == len(keys):
+                    v.fail("all_sources_missing", keys=len(keys), cases=len(gs.answerable()))
+                else:
+                    v.warn("sources_missing", n=len(missing), keys=len(keys))
         dupes = gs.duplicate_questions()
         if dupes:
-            ev.append(evidence("Duplicate questions", ("question", "cases"), [(q, ", ".join(ids)) for q, ids in dupes]))
-            warns.append(f"{len(dupes)} duplicate question(s)")
-        if found_files:
-            ev.append(evidence("Goldset-like files in the client code", ("path",), [(f,) for f in found_files]))
-        inc: dict[str, int] = {}
-        if ctx.policy is not None:
-            run = ctx.run_gold(ctx.policy, label="baseline")
-            inc = incomplete(run)
-            e = run.evaluation(ctx.goldset)
-            for m in METRICS:
-                metrics[m] = e.aggregate.get(m)
-            rows = [("all", len(e.per_query), *[num(e.aggregate.get(m), 3) for m in METRICS])]
-            intents: dict[str, list[str]] = defaultdict(list)
-            profiles: dict[str, list[str]] = defaultdict(list)
-            for q in run.queries:
-                if q.case.id in e.per_query:
-                    intents[q.intent].append(q.case.id)
-                    profiles[q.profile].append(q.case.id)
-            for name, ids in sorted(intents.items()):
-                s = e.subset(ids)
-                rows.append((f"intent {name}", len(ids), *[num(s.aggregate.get(m), 3) for m in METRICS]))
-            for name, ids in sorted(profiles.items()):
-                s = e.subset(ids)
-                rows.append((f"profile {name}", len(ids), *[num(s.aggregate.get(m), 3) for m in METRICS]))
-            ev.append(evidence(f"Retrieval metrics of policy '{ctx.policy.name}'", ("slice", "queries", *METRICS),
-                               rows, note="judged@10 shows how much of the top 10 carries a judgment"))
-            ev.append(self._refusal(ctx, run, gate, metrics))
-            if ctx.compare_policy is not None:
-                ev.append(self._comparison(ctx, e, metrics, inc))
-        status = "warn" if warns else "pass"
-        headline = "; ".join(warns) if warns else \
-            f"{len(gs)} cases, {len(by_intent)} intents, refusal and restricted-identity cases present"
-        if ctx.policy is not None and metrics.get("ndcg@10") is not None:
-            headline += f" (nDCG@10 {metrics['ndcg@10']:.3f}, recall@50 {metrics.get('recall@50') or 0:.3f})"
-        return Finding(check_id=ID, status=status, headline=headline, metrics=metrics, evidence=tuple(ev),
-                       recommendations=tuple(dict.fromkeys(recs)), incomplete=inc, figures=("goldset",))
+            v.table("duplicate_questions", "t_duplicates", ("question", "cases"), [(q, tuple(ids)) for q, ids in dupes])
+            v.warn("duplicates", n=len(dupes))
 
     @staticmethod
-    def _refusal(ctx: Any, run: Any, gate: float, metrics: dict[str, Any]) -> Any:
+    def _metrics(ctx: Any, v: Verdict, gs: Any) -> Any:
+        run = ctx.run_gold(ctx.policy, label="baseline")
+        v.requests(run)
+        e = run.evaluation(gs)
+        answered = {q.case.id for q, _ in run.traces()} & set(e.per_query)
+        v.observed("questions_evaluated", len(answered))
+        for m in METRICS:
+            v.metric(m, e.aggregate.get(m))
+        if not answered:
+            return run
+        slices: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for q in run.queries:
+            if q.case.id in e.per_query:
+                slices[("intent", q.intent)].append(q.case.id)
+                slices[("profile", q.profile)].append(q.case.id)
+        rows = [("all", "*", len(e.per_query), *[e.aggregate.get(m) for m in METRICS])]
+        for (kind, name), ids in sorted(slices.items()):
+            rows.append((kind, name, len(ids), *[e.subset(ids).aggregate.get(m) for m in METRICS]))
+        v.table("metrics", "t_metrics", ("slice_kind", "slice", "queries", *COLUMNS.values()),
+                [tuple(round(x, 3) if isinstance(x, float) else x for x in r) for r in rows],
+                note="n_metrics", policy=ctx.policy.name)
+        return run
+
+    @staticmethod
+    def _refusal(run: Any, gate: float, v: Verdict) -> None:
         should, answerable = [], []
         for q, t in run.traces():
             scores = [h.reranker_score for h in t.hits if h.reranker_score is not None]
-            top = scores[0] if scores else None
-            refused = not t.hits or (top is not None and top < gate)
+            refused = not t.hits or (bool(scores) and scores[0] < gate)
             (should if q.case.expect_refused else answerable).append(refused)
         refused_ok = sum(should) / len(should) if should else None
         wrongly = sum(answerable) / len(answerable) if answerable else None
-        metrics["refusal_gate"] = gate
-        metrics["should_refuse_refused"] = refused_ok
-        metrics["answerable_wrongly_refused"] = wrongly
-        return evidence(f"Refusal with a retrieval gate (top reranker score < {gate} or no hits)",
-                        ("cases", "refused"),
-                        [(f"should refuse ({len(should)})", pct(refused_ok)),
-                         (f"answerable ({len(answerable)})", pct(wrongly))],
-                        note="permission leaks are measured by acl_trimming")
+        v.metric("refusal_gate", gate)
+        v.metric("should_refuse_refused", refused_ok)
+        v.metric("answerable_wrongly_refused", wrongly)
+        if should or answerable:
+            v.table("refusal", "t_refusal", ("case_kind", "cases", "refused"),
+                    [("should_refuse", len(should), refused_ok), ("answerable", len(answerable), wrongly)],
+                    note="n_refusal", gate=gate)
 
     @staticmethod
-    def _comparison(ctx: Any, e: Any, metrics: dict[str, Any], inc: dict[str, int]) -> Any:
+    def _comparison(ctx: Any, run: Any, v: Verdict) -> None:
         from ragdiag.metrics import compare
 
         other = ctx.run_gold(ctx.compare_policy, label=f"compare {ctx.compare_policy.name}")
-        inc.update(incomplete(other))
-        e2 = other.evaluation(ctx.goldset)
+        v.requests(other)
+        e, e2 = run.evaluation(ctx.goldset), other.evaluation(ctx.goldset)
         rows = []
         for m in ("ndcg@10", "recall@10", "recall@50", "mrr"):
             c = compare(e, e2, m)
-            rows.append((m, num(c.a_mean, 3), num(c.b_mean, 3), f"{c.mean_delta:+.3f}",
-                         f"{c.wins}/{c.ties}/{c.losses}", num(c.p_ttest, 4), num(c.p_wilcoxon, 4)))
-            metrics[f"compare_{m}_delta"] = c.mean_delta
-        return evidence(f"Policy '{ctx.policy.name}' against '{ctx.compare_policy.name}' (delta = second - first)",
-                        ("metric", ctx.policy.name, ctx.compare_policy.name, "delta", "wins/ties/losses",
-                         "p (paired t)", "p (Wilcoxon)"), rows)
+            rows.append((m, c.a_mean, c.b_mean, c.mean_delta, f"{c.wins}/{c.ties}/{c.losses}", c.p_ttest, c.p_wilcoxon))
+            v.metric(f"compare_{m}_delta", c.mean_delta)
+        v.table("comparison", "t_comparison", ("metric", "first_policy", "second_policy", "delta",
+                                               "wins_ties_losses", "p_ttest", "p_wilcoxon"),
+                rows, first=ctx.policy.name, second=ctx.compare_policy.name)
+
+    def draw(self, finding: Any, lang: str = "en") -> Any:
+        rows = column_values(finding, "metrics", "slice_kind", "slice", *[COLUMNS[m] for m in FIGURE_METRICS])
+        rows = [r for r in rows or () if r[0] == "intent"]
+        if not rows:
+            return None
+        pyplot = plt()
+        fig, ax = pyplot.subplots(figsize=(7, 3.2))
+        width = 0.8 / len(FIGURE_METRICS)
+        for j, m in enumerate(FIGURE_METRICS):
+            ax.bar([i + j * width for i in range(len(rows))], [r[2 + j] or 0 for r in rows], width=width, label=m)
+        ax.set_xticks([i + width for i in range(len(rows))], [str(r[1]) for r in rows], rotation=30, fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(text(ID, "fig_title", lang))
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return fig

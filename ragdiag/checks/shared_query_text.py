@@ -1,24 +1,33 @@
 """Check 4: does one text feed the keyword leg, the vector leg and the reranker?
 
-Compares the channel texts of the requests the profiles build and of the query
-log, lists the vector fields each intent searches, reads the code scan for one
-variable feeding several channels and for prompt rules (one query for all
-stages, contradictory length rules), and runs the split-channel probe: keywords
-for BM25, the full question for vectors and the reranker, the verbatim question
-as its own channel, fused client-side with RRF — reporting the goldset delta.
+Compares the channel texts of the requests the profiles build for the questions (goldset or
+query log) and of the query log's entries; without questions, the profiles' channel modes
+(keyword_text, vector text, semantic_text) are compared statically. Lists the vector fields
+each intent searches, reads the code scan for one variable feeding several channels and for
+prompt rules (one query for all stages, contradictory length rules), and runs the
+split-channel probe: keywords for BM25, the full question for vectors and the reranker, the
+verbatim question as its own channel, fused client-side with RRF -- reporting the goldset delta.
+
+Evidence a pass needs: requests (built or logged) or profiles with at least two text channels
+compared. Without profiles and without a query log there is nothing to compare (skipped by
+`needs`); when no request has two channels, skipped with that reason.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragdiag.checks._common import evidence, incomplete, needs_policy, num, pct, profile_used_by
+from ragdiag.checks._common import profile_used_by
+from ragdiag.checks.base import Check, Verdict
+from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.engine import probes
-from ragdiag.model.findings import Finding
+from ragdiag.engine.context import GoldQuery, GoldRun
 from ragdiag.policy.text import keywords
 
 ID = "shared_query_text"
+RUNS = ("as_configured", "split_channels")
+SPLIT_METRICS = ("recall@10", "ndcg@10", "mrr")
 
 
 def channel_texts(request: Any) -> tuple[str | None, tuple[str, ...], str | None]:
@@ -36,136 +45,27 @@ def identical(request: Any) -> bool | None:
     return len(set(texts)) == 1
 
 
+def channel_modes(profile: Any) -> list[str]:
+    """The text mode (verbatim | keywords) each channel of a profile receives."""
+    kw = None if profile.keyword_text == "none" else profile.keyword_text
+    modes = [kw] + [kw if vq.text == "keyword_text" else vq.text for vq in profile.vector_queries]
+    if profile.query_type == "semantic":
+        modes.append(kw if profile.semantic_text == "keyword_text" else profile.semantic_text)
+    return [m for m in modes if m]
+
+
+def identical_modes(profile: Any) -> bool | None:
+    modes = channel_modes(profile)
+    return None if len(modes) < 2 else len(set(modes)) == 1
+
+
 def split_probe(question: str) -> probes.Probe:
     return probes.split_channels(keyword=keywords(question), vector=question, semantic=question,
                                  verbatim=question)
 
 
-@register
-class SharedQueryText:
-    id = ID
-    needs = ()
-    uses = ("profiles", "questions", "query_log", "client_code", "goldset")
-
-    def run(self, ctx: Any, spec: Any) -> Finding:
-        skipped = needs_policy(ctx, ID)
-        if skipped:
-            return skipped
-        policy = ctx.policy
-        warn_share = spec.threshold("warn_identical_share")
-        fail_gain = spec.threshold("fail_recall10_gain")
-        cases = ctx.question_cases()
-        metrics: dict[str, Any] = {}
-        ev, recs, warns, fails = [], [], [], []
-        inc: dict[str, int] = {}
-
-        # the texts the profiles actually build
-        queries = ctx.gold_queries(policy) if cases else []
-        flags = [identical(r) for q in queries for r in q.requests]
-        flags = [f for f in flags if f is not None]
-        profile_share = sum(flags) / len(flags) if flags else None
-        metrics["identical_share_profiles"] = profile_share
-        mode_rows = []
-        used_by = profile_used_by(policy)
-        for p in policy.profiles.values():
-            vt = ", ".join(sorted({vq.text for vq in p.vector_queries})) or "-"
-            fields = "; ".join(f"{'+'.join(vq.fields)} (w {vq.weight:g})" for vq in p.vector_queries) or "-"
-            mode_rows.append((p.name, ", ".join(used_by.get(p.name, [])) or "-", p.keyword_text, vt,
-                              p.semantic_text if p.query_type == "semantic" else "-", fields))
-        ev.append(evidence("Channel text modes and vector fields per profile",
-                           ("profile", "routes", "keyword text", "vector text", "semantic text", "vector fields"),
-                           mode_rows))
-        examples = [(q.case.id, q.profile, *[_show(x) for x in channel_texts(q.requests[0])])
-                    for q in queries[:8]]
-        if examples:
-            ev.append(evidence("Example requests: the text each channel receives",
-                               ("case", "profile", "keyword", "vector", "semantic"), examples))
-        field_sets = {tuple(sorted({f for vq in p.vector_queries for f in vq.fields}))
-                      for p in policy.profiles.values() if p.vector_queries}
-        if len(field_sets) == 1 and len(policy.profiles) > 1:
-            only = ", ".join(next(iter(field_sets)))
-            warns.append(f"every intent searches the same vector field ({only})")
-            recs.append("give each question type the representation that suits it: e.g. overview questions on a "
-                        "summary vector, exact citations on the content vector, with weights per field")
-        log_share = None
-        if ctx.query_log is not None:
-            log_share = ctx.query_log.shared_text_share()
-            metrics["identical_share_query_log"] = log_share
-        shares = [s for s in (profile_share, log_share) if s is not None and s == s]
-        worst_share = max(shares) if shares else None
-        if worst_share is not None and worst_share > warn_share:
-            where = []
-            if profile_share is not None and profile_share > warn_share:
-                where.append(f"{pct(profile_share)} of profile requests")
-            if log_share is not None and log_share == log_share and log_share > warn_share:
-                where.append(f"{pct(log_share)} of logged requests")
-            warns.append("one text feeds keyword, vector and reranker channels in " + " and ".join(where))
-            recs.append("derive the channel texts separately in the profile: keyword_text = \"keywords\", "
-                        "vector text = \"verbatim\", semantic_text = \"verbatim\"")
-
-        scan = ctx.code_scan()
-        if scan is not None:
-            shared_sites = [s for s in scan.search_calls if s.shared_text]
-            if shared_sites:
-                ev.append(evidence("Code: one variable feeds several channels", ("file:line", "function", "channels"),
-                                   [(f"{s.file}:{s.line}", s.function,
-                                     ", ".join(f"{k}={v}" for k, v in s.channel_vars.items() if v))
-                                    for s in shared_sites]))
-                warns.append(f"{len(shared_sites)} call site(s) pass the same variable to search_text and the "
-                             "vector/semantic text")
-            sole = [r for r in scan.prompt_rules if r.kind == "sole_input"]
-            contra = scan.contradictions() if hasattr(scan, "contradictions") else []
-            if sole:
-                ev.append(evidence("Prompts that make one query the input of all stages", ("file:line", "text"),
-                                   [(f"{r.file}:{r.line}", r.text) for r in sole]))
-                warns.append("a prompt tells the model its query is the sole input to all three stages")
-            if contra:
-                ev.append(evidence("Contradictory query-length rules in prompts", ("rule A", "rule B"),
-                                   [(f"{a.file}:{a.line} {a.text}", f"{b.file}:{b.line} {b.text}") for a, b in contra]))
-                warns.append(f"{len(contra)} pair(s) of contradictory query-length rules in prompts")
-                recs.append("keep one length rule per channel in one prompt; delete the contradicting one")
-
-        if ctx.goldset is not None and cases:
-            base = ctx.run_gold(policy, label="baseline")
-            split_queries = []
-            from ragdiag.engine.context import GoldQuery
-
-            for q in base.queries:
-                split_queries.append(GoldQuery(q.case, q.intent, q.profile,
-                                               split_probe(q.case.question).apply(q.requests[0])))
-            results = ctx.runner.run_fused([q.requests for q in split_queries], label="split channels")
-            from ragdiag.engine.context import GoldRun
-
-            split = GoldRun("split channels", split_queries, results)
-            inc = {**incomplete(base), **incomplete(split)}
-            e_base, e_split = base.evaluation(ctx.goldset), split.evaluation(ctx.goldset)
-            gain = (e_split.aggregate.get("recall@10") or 0) - (e_base.aggregate.get("recall@10") or 0)
-            metrics.update({"recall@10_as_configured": e_base.aggregate.get("recall@10"),
-                            "recall@10_split_channels": e_split.aggregate.get("recall@10"),
-                            "ndcg@10_as_configured": e_base.aggregate.get("ndcg@10"),
-                            "ndcg@10_split_channels": e_split.aggregate.get("ndcg@10"),
-                            "recall@10_gain": gain})
-            from ragdiag.metrics import compare
-
-            cmp = compare(e_base, e_split, "recall@10")
-            ev.append(evidence("Split-channel probe (client-side RRF, verbatim question kept as a channel)",
-                               ("requests", "recall@10", "nDCG@10", "MRR", "wins/ties/losses", "p (paired t)"),
-                               [("as configured", num(e_base.aggregate.get("recall@10")),
-                                 num(e_base.aggregate.get("ndcg@10")), num(e_base.aggregate.get("mrr")), "", ""),
-                                ("split channels", num(e_split.aggregate.get("recall@10")),
-                                 num(e_split.aggregate.get("ndcg@10")), num(e_split.aggregate.get("mrr")),
-                                 f"{cmp.wins}/{cmp.ties}/{cmp.losses}", num(cmp.p_ttest, 3))]))
-            if gain >= fail_gain:
-                fails.append(f"separate channel texts raise recall@10 by {gain * 100:.1f} points")
-                recs.append("split the channels: keywords for BM25, the full question for the vector query and "
-                            "semantic_query, and keep the verbatim question as its own channel; with Azure's "
-                            "query_rewrites the search and vector texts must be identical, so separate texts mean "
-                            "separate requests fused client-side (RRF)")
-        status = "fail" if fails else "warn" if warns else "pass"
-        headline = "; ".join(fails + warns) if fails or warns else \
-            "each channel gets its own text and the split-channel probe finds no recall to gain"
-        return Finding(check_id=ID, status=status, headline=headline, metrics=metrics, evidence=tuple(ev),
-                       recommendations=tuple(dict.fromkeys(recs)), incomplete=inc, figures=("shared_query_text",))
+def _share(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
 
 
 def _show(x: Any) -> str:
@@ -174,3 +74,151 @@ def _show(x: Any) -> str:
     if isinstance(x, tuple):
         return " | ".join(x) if x else "-"
     return str(x)
+
+
+@register
+class SharedQueryText(Check):
+    id = ID
+    needs = ("profiles|query_log",)
+    uses = ("questions", "goldset", "client_code")
+    figure_id = ID
+
+    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        policy = ctx.policy
+        warn_share = spec.threshold("warn_identical_share")
+        entries = list(ctx.query_log.entries) if ctx.query_log is not None else []
+        v.nothing_observed("no_two_channels", profiles=len(policy.profiles) if policy else 0,
+                           entries=len(entries))
+        judged: list[tuple[str, float, int]] = []  # (where, share, n)
+        if policy is not None:
+            judged += self._profiles(ctx, policy, v)
+        log_flags = [f for f in (e.shares_text for e in entries) if f is not None]
+        if log_flags:
+            v.observed("logged_requests_compared", len(log_flags))
+            judged.append(("where_log", _share(log_flags), len(log_flags)))
+            v.metric("identical_share_query_log", _share(log_flags))
+        above = [v.msg(w, share=s, n=n) for w, s, n in judged if s > warn_share]
+        if above:
+            v.warn("identical_text", where=tuple(above))
+            v.recommend("rec_separate_texts")
+        self._code(ctx, v)
+        gain = self._split(ctx, spec, v) if policy is not None else None
+        parts = [v.msg(w, share=s, n=n) for w, s, n in judged]
+        if gain is not None:
+            parts.append(v.msg("part_split", points=gain * 100))
+        v.passed("pass", what=tuple(parts))
+
+    # -- the texts the profiles build (or, without questions, their channel modes) ----------
+    def _profiles(self, ctx: Any, policy: Any, v: Verdict) -> list[tuple[str, float, int]]:
+        used_by = profile_used_by(policy)
+        rows = []
+        for p in policy.profiles.values():
+            vt = ", ".join(sorted({vq.text for vq in p.vector_queries})) or "-"
+            fields = "; ".join(f"{'+'.join(vq.fields)} (w {vq.weight:g})" for vq in p.vector_queries) or "-"
+            rows.append((p.name, ", ".join(used_by.get(p.name, [])) or "-", p.keyword_text, vt,
+                         p.semantic_text if p.query_type == "semantic" else "-", fields,
+                         identical_modes(p)))
+        v.table("channel_modes", "t_modes", ("profile", "routes", "keyword_text", "vector_text",
+                                             "semantic_text", "vector_fields_weights", "one_mode"), rows)
+        field_sets = {tuple(sorted({f for vq in p.vector_queries for f in vq.fields}))
+                      for p in policy.profiles.values() if p.vector_queries}
+        if len(field_sets) == 1 and len(policy.profiles) > 1:
+            v.warn("same_vector_field", fields=next(iter(field_sets)))
+            v.recommend("rec_fields_per_type")
+        if not ctx.has("questions"):
+            flags = [f for f in (identical_modes(p) for p in policy.profiles.values()) if f is not None]
+            v.observed("profiles_compared", len(flags))
+            v.metric("identical_share_profile_modes", _share(flags))
+            return [("where_profiles", _share(flags), len(flags))] if flags else []
+        queries = ctx.gold_queries(policy)
+        flags = [f for f in (identical(r) for q in queries for r in q.requests) if f is not None]
+        v.observed("profile_requests_compared", len(flags))
+        v.metric("identical_share_profiles", _share(flags))
+        examples = [(q.case.id, q.profile, *[_show(x) for x in channel_texts(q.requests[0])])
+                    for q in queries[:8]]
+        if examples:
+            v.table("example_requests", "t_examples", ("case", "profile", "keyword", "vector", "semantic"),
+                    examples)
+        return [("where_requests", _share(flags), len(flags))] if flags else []
+
+    # -- the client code ------------------------------------------------------------------------
+    @staticmethod
+    def _code(ctx: Any, v: Verdict) -> None:
+        scan = ctx.code_scan()
+        if scan is None:
+            return
+        shared = scan.shared_text_sites()
+        if shared:
+            v.table("code_shared_text", "t_code_shared", ("file", "line", "function", "channels"),
+                    [(s.file, s.line, s.function, ", ".join(f"{k}={x}" for k, x in s.channel_vars.items() if x))
+                     for s in shared])
+            v.warn("code_shared_text", n=len(shared))
+            for s in shared:
+                v.location(s.file, s.line, "loc_shared_text", function=s.function)
+        sole = scan.sole_input_rules()
+        if sole:
+            v.table("prompt_sole_input", "t_prompt_sole", ("file", "line", "text"),
+                    [(r.file, r.line, r.text) for r in sole])
+            v.warn("prompt_sole_input")
+            for r in sole:
+                v.location(r.file, r.line, "loc_sole_input")
+        contra = scan.contradictions()
+        if contra:
+            v.table("prompt_contradictions", "t_contradictions", ("rule_a", "rule_b"),
+                    [(f"{a.file}:{a.line} {a.text}", f"{b.file}:{b.line} {b.text}") for a, b in contra])
+            v.warn("prompt_contradictions", n=len(contra))
+            v.recommend("rec_one_length_rule")
+
+    # -- the split-channel probe ------------------------------------------------------------------
+    @staticmethod
+    def _split(ctx: Any, spec: Any, v: Verdict) -> float | None:
+        if not ctx.has("goldset") or not ctx.has("target"):
+            v.note("split_not_run")
+            return None
+        policy = ctx.policy
+        base = ctx.run_gold(policy, label="baseline")
+        v.requests(base)
+        split_queries = [GoldQuery(q.case, q.intent, q.profile, split_probe(q.case.question).apply(q.requests[0]))
+                         for q in base.queries]
+        results = ctx.runner.run_fused([q.requests for q in split_queries], label="split channels")
+        split = GoldRun("split channels", split_queries, results)
+        v.requests(split)
+        e_base, e_split = base.evaluation(ctx.goldset), split.evaluation(ctx.goldset)
+        both = set(e_base.per_query) & {q.case.id for q, _ in split.traces()} & \
+            {q.case.id for q, _ in base.traces()}
+        if not both:
+            return None
+        from ragdiag.metrics import compare
+
+        v.observed("split_probe_questions", len(both))
+        gain = (e_split.aggregate.get("recall@10") or 0) - (e_base.aggregate.get("recall@10") or 0)
+        for name, e in zip(RUNS, (e_base, e_split), strict=True):
+            for m in SPLIT_METRICS:
+                v.metric(f"{m}_{name}", e.aggregate.get(m))
+        v.metric("recall@10_gain", gain)
+        cmp = compare(e_base, e_split, "recall@10")
+        v.table("split_probe", "t_split", ("run", "recall_10", "ndcg_10", "mrr", "wins_ties_losses", "p_ttest"),
+                [(RUNS[0], *[e_base.aggregate.get(m) for m in SPLIT_METRICS], None, None),
+                 (RUNS[1], *[e_split.aggregate.get(m) for m in SPLIT_METRICS],
+                  f"{cmp.wins}/{cmp.ties}/{cmp.losses}", cmp.p_ttest)], note="n_split")
+        if gain >= spec.threshold("fail_recall10_gain"):
+            v.fail("split_gain", points=gain * 100)
+            v.recommend("rec_split_channels")
+        return gain
+
+    def draw(self, finding: Any, lang: str = "en") -> Any:
+        rows = column_values(finding, "split_probe", "run", "recall_10", "ndcg_10")
+        if not rows:
+            return None
+        names = [text(ID, f"fig_{r}", lang) if r in RUNS else str(r) for r, _, _ in rows]
+        pyplot = plt()
+        fig, ax = pyplot.subplots(figsize=(6, 3))
+        x = range(len(rows))
+        ax.bar([i - 0.2 for i in x], [r or 0 for _, r, _ in rows], width=0.4, label="recall@10")
+        ax.bar([i + 0.2 for i in x], [n or 0 for _, _, n in rows], width=0.4, label="nDCG@10")
+        ax.set_xticks(list(x), names)
+        ax.set_ylim(0, 1)
+        ax.set_title(text(ID, "fig_title", lang))
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return fig

@@ -1,0 +1,121 @@
+"""goldset on the eight-document world of test_checks_minimal: the absence of a goldset is the
+finding (but goldset-like files in the code are named, not denied), a pass needs an evaluated
+goldset, sources missing from the index do not pass, failures, figure, German."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ragdiag.checks import resolve, run_check
+from ragdiag.engine.runner import Runner
+from ragdiag.inputs.checklist import load_checklist
+from ragdiag.inputs.goldset import GoldCase, Goldset
+from tests.checkhelp import (
+    FailingTarget,
+    assert_failures_make_error,
+    assert_figure_binding,
+    assert_german,
+)
+from tests.test_checks_minimal import GOOD_SCORES, SOUND, Q, _ctx
+
+ID = "goldset"
+ANSWERABLE = GoldCase(id="q1", question=Q, intent="fact", as_user="u",
+                      expect_sources=tuple((f"d{i}", 1) for i in range(1, 5)))
+REFUSED = GoldCase(id="r1", question="What is gamma?", intent="fact", as_user="u", expect_refused=True)
+
+
+def _spec(**thresholds):
+    spec = load_checklist()[ID]
+    return replace(spec, thresholds={**spec.thresholds, **thresholds})
+
+
+def _check(ctx, spec=None):
+    spec = spec or load_checklist()[ID]
+    return run_check(resolve(spec), ctx, spec)
+
+
+def _with(ctx, *cases, client_code=None):
+    ctx.goldset = Goldset(cases=cases) if cases else None
+    ctx.client_code = client_code
+    return ctx
+
+
+def test_evaluated_goldset_passes_and_missing_sources_fail(tmp_path):
+    spec = _spec(min_cases_per_intent=1)
+    good = _check(_with(_ctx(tmp_path / "a", SOUND, GOOD_SCORES), ANSWERABLE, REFUSED), spec)
+    # the four relevant documents rank 1-4: every metric 1; one refusal case asked as 'u'
+    assert good.status == "pass", good.headline
+    assert good.observed == {"questions_evaluated": 1}
+    assert good.headline == "2 cases over 1 intent(s) evaluated on 1 profile(s): nDCG@10 1.000, recall@50 1.000"
+    ghost = replace(ANSWERABLE, expect_sources=(("x1", 1), ("x2", 1)))
+    bad = _check(_with(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), ghost, REFUSED), spec)
+    # neither x1 nor x2 exists among d1-d8: the goldset measures nothing on this index
+    assert bad.status == "fail"
+    assert "none of the 2 expected sources of the 1 answerable cases exists in the index" in bad.headline
+    assert bad.evidence_table("missing_sources").column("key") == ["x1", "x2"]
+
+
+def test_small_goldset_warns_with_the_numbers(tmp_path):
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES), ANSWERABLE))
+    assert f.status == "warn"
+    assert f.headline.startswith("fewer than 30 cases for intent(s) fact; no refusal cases")
+    assert f.headline.endswith("nDCG@10 1.000, recall@50 1.000")
+    assert f.metrics["ndcg@10"] == pytest.approx(1.0) and f.metrics["mrr"] == pytest.approx(1.0)
+    assert_german(f)
+
+
+def test_no_goldset_and_no_client_code_fails(tmp_path):
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES, goldset=False)))
+    assert f.status == "fail"
+    assert f.headline.startswith("no goldset: none is configured (and no client code was given")
+    assert_german(f)
+
+
+def test_no_goldset_searched_in_code_fails(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "main.py").write_text("print('hello')\n")
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES, goldset=False), client_code=app))
+    assert f.status == "fail"
+    assert "none was found in the client code (1 files searched)" in f.headline
+
+
+def test_goldset_files_in_the_code_are_named_not_denied(tmp_path):
+    app = tmp_path / "app"
+    (app / "eval").mkdir(parents=True)
+    (app / "main.py").write_text("print('hello')\n")
+    (app / "eval" / "ground_truth.jsonl").write_text('{"question": "q", "answer": "a"}\n')
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES, goldset=False), client_code=app))
+    assert f.status == "warn"
+    assert "no goldset" not in f.headline
+    assert f.headline == "goldset not configured, but the client code holds 1 goldset-like file(s): eval/ground_truth.jsonl"
+    assert f.evidence_table("goldset_files").column("file") == ["eval/ground_truth.jsonl"]
+    assert [loc.file for loc in f.locations] == ["eval/ground_truth.jsonl"]
+
+
+def test_goldset_not_evaluated_is_skipped(tmp_path):
+    ctx = _with(_ctx(tmp_path, SOUND, GOOD_SCORES), ANSWERABLE, REFUSED)
+    ctx.policy = None  # nothing runs the questions
+    f = _check(ctx, _spec(min_cases_per_intent=1))
+    assert f.status == "skipped"
+    assert "the goldset (2 cases) was loaded but not evaluated" in f.skipped_reason
+
+
+def test_every_request_failing_is_an_error(tmp_path):
+    ctx = _with(_ctx(tmp_path, SOUND, GOOD_SCORES), ANSWERABLE, REFUSED)
+    failing = FailingTarget(ctx.target, "index offline (test)")
+    ctx.target, ctx.runner = failing, Runner(failing)
+    f = _check(ctx, _spec(min_cases_per_intent=1))
+    assert_failures_make_error(f, "index offline (test)")
+    assert not f.observed
+
+
+def test_figure_reads_the_metrics_table(tmp_path):
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES), ANSWERABLE, REFUSED))
+    rows = {(r["slice_kind"], r["slice"]): r for r in f.evidence_table("metrics").records()}
+    assert rows[("intent", "fact")]["ndcg_10"] == 1.0
+    assert_figure_binding(f, "metrics", "ndcg_10")
+    de = assert_german(f)
+    assert de.evidence_table("metrics").title == "Retrieval-Metriken der Policy 'sound'"
