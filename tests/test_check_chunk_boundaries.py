@@ -22,7 +22,7 @@ from ragdiag.errors import TargetError
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.odata import compile_filter
-from ragdiag.policy.profile import load_policy, loads_policy
+from ragdiag.policy import load_policy, loads_policy
 from ragdiag.sample.schema import sample_schema
 from tests.checkhelp import assert_figure_binding, assert_german
 

@@ -12,7 +12,7 @@ from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.querylog import load_query_log
-from ragdiag.policy.profile import loads_policy
+from ragdiag.policy import loads_policy
 from tests.checkhelp import (
     FailingTarget,
     assert_failures_make_error,

@@ -109,13 +109,28 @@ def labels_for(specs: Iterable[Any]) -> dict[str, dict[str, str]]:
 
 
 def localize(result: Any, lang: str, specs: Mapping[str, Any] | Iterable[Any] | None = None) -> Any:
-    """A `Finding` or `AuditResult` with every computed text rendered in `lang`."""
+    """A `Finding` or `AuditResult` with every computed text rendered in `lang`.
+
+    Each finding's column labels come from its own spec first, then the common labels
+    (two checks may label the same key differently).
+    """
+    from ragdiag.model.findings import AuditResult
+
     if specs is None:
         from ragdiag.inputs.checklist import load_checklist
 
         specs = load_checklist()
     items = list(specs.values()) if isinstance(specs, Mapping) else list(specs)
-    return result.localized(lang, catalogue_for(items), labels_for(items))
+    by_id = {s.id: s for s in items}
+    cat = catalogue_for(items)
+
+    def one(f: Finding) -> Finding:
+        own = by_id.get(f.check_id)
+        return f.localized(lang, cat, labels_for([own] if own is not None else []))
+
+    if isinstance(result, AuditResult):
+        return AuditResult(findings=tuple(one(f) for f in result.findings), meta=result.meta)
+    return one(result)
 
 
 # ---- inputs ----------------------------------------------------------------------------------

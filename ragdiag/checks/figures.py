@@ -73,8 +73,6 @@ def figure(finding: Any, lang: str = "en") -> Any:
     except Exception:
         check = None
     draw = getattr(check, "draw", None)
-    if callable(draw) and getattr(check, "figure_id", None):
-        return draw(finding, lang)
-    from ragdiag import plots  # checks not yet ported to drawing their own figure
-
-    return plots.figure(finding)
+    if not callable(draw) or not getattr(check, "figure_id", None):
+        return None  # a plugin check without a figure
+    return draw(finding, lang)

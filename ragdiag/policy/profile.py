@@ -12,7 +12,6 @@ a deliberate leak the ACL check reports.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -372,22 +371,6 @@ def _toml_dict(obj: Any) -> dict[str, Any]:
 def dump_profile(profile: Profile) -> str:
     """`[profiles.<name>]` as TOML text, ready to paste into a policy file."""
     return tomli_w.dumps({"profiles": {profile.name: profile.to_toml()}})
-
-
-# Names this module held before the policy package was split (`from ragdiag.policy.profile
-# import Identity, load_policy` still works); new code imports them from `ragdiag.policy`.
-_MOVED = {"Policy": "ragdiag.policy.policy", "Route": "ragdiag.policy.policy",
-          "DEFAULT_ROUTE_KEY": "ragdiag.policy.policy",
-          "DEFAULT_SECURITY_FIELD": "ragdiag.policy.policy",
-          "dump_policy": "ragdiag.policy.policy", "load_policy": "ragdiag.policy.load",
-          "loads_policy": "ragdiag.policy.load", "TEMPLATE_FIELDS": "ragdiag.policy.convert"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [
