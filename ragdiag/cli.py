@@ -28,6 +28,61 @@ def _log(msg: str) -> None:
     _console(stderr=True).print(f"[dim]{msg}[/dim]")
 
 
+def _print_table(con: Any, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *,
+                 whole: Sequence[str] = (), long: Sequence[str] = (),
+                 max_widths: dict[str, int] | None = None, right: Sequence[str] = (),
+                 styles: Sequence[str | None] | None = None) -> None:
+    """A table: rich on a terminal, plain text otherwise (pipes, CI logs) so nothing is cut.
+
+    rich wraps and truncates to 80 columns when stdout is not a terminal, which turned
+    ``shared_query_text`` into ``shared_query_te…``. On a terminal the `whole` columns
+    (ids) never wrap or shrink below their longest value; off a terminal every cell is
+    printed in full: the short columns padded, the first `long` column after them on the
+    same line, further `long` columns on indented continuation lines. `styles` gives a rich
+    style per row for the ``status`` column (terminal only). Cells are plain text.
+    """
+    from rich.markup import escape
+
+    if con.is_terminal:
+        from rich.table import Table
+
+        table = Table(title=escape(title))
+        for col in columns:
+            values = [str(r[columns.index(col)]) for r in rows]
+            kw: dict[str, Any] = {"justify": "right" if col in right else "left"}
+            if col in whole:
+                kw.update(no_wrap=True, min_width=max([len(col), *map(len, values)]))
+            elif max_widths and col in max_widths:
+                kw["max_width"] = max_widths[col]
+            table.add_column(escape(col), **kw)
+        for i, row in enumerate(rows):
+            cells = [escape(str(c)) for c in row]
+            style = styles[i] if styles else None
+            if style and "status" in columns:
+                j = columns.index("status")
+                cells[j] = f"[{style}]{cells[j]}[/{style}]"
+            table.add_row(*cells)
+        con.print(table)
+        return
+    short = [c for c in columns if c not in long]
+    longs = [c for c in columns if c in long]
+    width = {c: max([len(c), *(len(str(r[columns.index(c)])) for r in rows)]) for c in short}
+
+    def line(cells: dict[str, str]) -> str:
+        parts = [cells[c].rjust(width[c]) if c in right else cells[c].ljust(width[c]) for c in short]
+        if longs:
+            parts.append(cells[longs[0]])
+        return "  ".join(parts).rstrip()
+
+    out = [title, line({c: c for c in columns})]
+    indent = " " * (sum(width.values()) + 2 * len(short))
+    for row in rows:
+        cells = {c: " ".join(str(v).split()) for c, v in zip(columns, row, strict=True)}
+        out.append(line(cells))
+        out += [f"{indent}{c}: {cells[c]}" for c in longs[1:] if cells[c]]
+    con.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
+
+
 # ---- sample ----------------------------------------------------------------------
 def cmd_sample_build(args: argparse.Namespace) -> int:
     from ragdiag.sample.build import build_sample
@@ -172,7 +227,6 @@ _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error":
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from rich.markup import escape
-    from rich.table import Table
 
     from ragdiag.audit import build_context, run_checks
     from ragdiag.inputs.config import load_config
@@ -190,20 +244,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return _print_plan(ctx, checks)
     result = run_checks(ctx, checks=checks,
                         on_check=None if args.quiet else (lambda cid: err.print(f"[dim]running {cid}[/dim]")))
-    table = Table(title=f"ragdiag audit: {config.name} ({getattr(ctx.target, 'name', '')}, "
-                        f"policy {getattr(ctx.policy, 'name', '-')})")
-    table.add_column("#", justify="right")
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("finding", max_width=70)
-    table.add_column("top recommendation", max_width=50)
-    for i, f in enumerate(result.findings, 1):
-        style = _STATUS_STYLE.get(f.status, "")
-        mark = "*" if f.is_incomplete else ""
-        # headlines hold "[identities]"-like text: escape it, or rich eats it as markup
-        table.add_row(str(i), f.check_id, f"[{style}]{f.status}{mark}[/{style}]", escape(f.headline),
-                      escape(f.recommendations[0]) if f.recommendations else "")
-    con.print(table)
+    rows = [[str(i), f.check_id, f.status + ("*" if f.is_incomplete else ""), f.headline,
+             f.recommendations[0] if f.recommendations else ""]
+            for i, f in enumerate(result.findings, 1)]
+    where = ", ".join(x for x in (getattr(ctx.target, "name", "") or "no target",
+                                  f"policy {getattr(ctx.policy, 'name', None) or '-'}"))
+    _print_table(con, f"ragdiag audit: {config.name} ({where})",
+                 ["#", "check", "status", "finding", "top recommendation"], rows,
+                 whole=("check", "status"), long=("finding", "top recommendation"), right=("#",),
+                 max_widths={"finding": 70, "top recommendation": 50},
+                 styles=[_STATUS_STYLE.get(f.status) for f in result.findings])
     incomplete = [f for f in result.findings if f.is_incomplete]
     if incomplete:
         con.print("[yellow]* incomplete: " + escape("; ".join(
@@ -221,29 +271,56 @@ def cmd_audit(args: argparse.Namespace) -> int:
         con.print("[yellow]not sent (API version or SDK does not support them): "
                   + ", ".join(f"{k} ({n}x)" for k, n in result.meta["unsent_parameters"].items())
                   + "[/yellow]")
+    _write_outputs(result, args, checklist=config.checklist, lang=ctx.lang, con=con)
+    code = result.exit_code(args.fail_on)
+    if code:
+        gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
+        why = ("incomplete: an error or too many failed requests" if code == 3 else
+               f"{', '.join(gating)} at or above --fail-on {args.fail_on}")
+        err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False)
+    return code
+
+
+def _gates(status: str, fail_on: str) -> bool:
+    from ragdiag.ci import gates
+
+    return gates(status, fail_on)
+
+
+def _write_outputs(result: Any, args: argparse.Namespace, *, checklist: Path | None, lang: str,
+                   con: Any) -> None:
+    """--json, --junit, --sarif and --summary: every file the audit was asked to write."""
     if args.json:
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         result.to_json(out)
         con.print(f"findings written to {out}")
-    return result.exit_code(args.fail_on)
+    if args.junit:
+        from ragdiag.ci.junit import write_junit
+
+        con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}")
+    if args.sarif:
+        from ragdiag.ci.sarif import write_sarif
+        from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+
+        specs = load_checklist(checklist or default_checklist_dir())
+        con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}")
+    if args.summary:
+        from ragdiag.ci.summary import write_summary
+
+        con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}")
 
 
 def _print_plan(ctx: Any, checks: list[str] | None) -> int:
-    from rich.table import Table
-
     from ragdiag.plan import plan_audit
 
     rows, summary = plan_audit(ctx, checks=checks)
-    table = Table(title=f"ragdiag audit --plan: requests to {getattr(ctx.target, 'name', 'the target')}")
-    table.add_column("check")
-    table.add_column("searches", justify="right")
-    table.add_column("other requests", justify="right")
-    for r in rows:
-        table.add_row(r.check_id, str(r.searches), str(r.other))
-    table.add_row("total", str(summary["searches"]), str(summary["other_requests"]))
+    cells = [[r.check_id, str(r.searches), str(r.other)] for r in rows]
+    cells.append(["total", str(summary["searches"]), str(summary["other_requests"])])
     con = _console()
-    con.print(table)
+    _print_table(con, f"ragdiag audit --plan: requests to {getattr(ctx.target, 'name', 'the target')}",
+                 ["check", "searches", "other requests"], cells, whole=("check",),
+                 right=("searches", "other requests"))
     ratio = summary["requests_per_question_and_profile"]
     con.print(f"{summary['questions']} questions x {summary['profiles']} profiles; "
               f"{summary['total_requests']} requests"
@@ -256,18 +333,30 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
 
 
 def cmd_checks_list(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from ragdiag.checks import CHECKS_TABLE_COLUMNS, checks_table
     from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
 
     specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
-    table = Table(title="ragdiag checklist")
-    for col in CHECKS_TABLE_COLUMNS:
-        table.add_column(col, max_width=60 if col == "question" else None)
-    for row in checks_table(specs, lang=args.lang):
-        table.add_row(*[str(x) for x in row])
-    _console().print(table)
+    rows = checks_table(specs, lang=args.lang)
+    if args.json:
+        checks = []
+        for cid, order, title, implemented, question in rows:
+            spec = specs.get(cid)
+            checks.append({
+                "id": cid, "order": order, "title": title, "question": question,
+                "implemented": implemented,
+                "thresholds": dict(spec.thresholds) if spec else {},
+                "regression": {k: dict(v) for k, v in getattr(spec, "regression", {}).items()}
+                if spec else {},
+                "references": list(spec.references) if spec else [],
+                "spec": str(spec.path) if spec and spec.path else None,
+            })
+        print(json.dumps({"ragdiag_version": __version__, "lang": args.lang, "checks": checks},
+                         indent=2, ensure_ascii=False))
+        return 0
+    _print_table(_console(), "ragdiag checklist", list(CHECKS_TABLE_COLUMNS),
+                 [[str(x) for x in row] for row in rows], whole=("id",), long=("title", "question"),
+                 max_widths={"question": 60})
     return 0
 
 
@@ -382,9 +471,17 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("audit", help="run the checklist (default: the embedded sample system)")
     au.add_argument("config", nargs="?", help="audit config TOML (default: sample_data/audit.toml)")
     au.add_argument("--json", metavar="PATH", help="write all findings as JSON")
-    au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="never",
-                    help="exit 1 when a check is at or above this status, error included (for CI "
-                         "gates); an incomplete audit exits 3 whatever this says")
+    au.add_argument("--junit", metavar="PATH",
+                    help="write JUnit XML: one test case per check, a failure at or above --fail-on")
+    au.add_argument("--sarif", metavar="PATH",
+                    help="write SARIF 2.1.0: the code locations of the findings, one rule per check")
+    au.add_argument("--summary", metavar="PATH",
+                    help="append a Markdown summary (status table, top recommendations), e.g. "
+                         "$GITHUB_STEP_SUMMARY")
+    au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="fail",
+                    help="exit 1 when a check is at or above this status, error included (default: "
+                         "fail, so a pipeline that forgets the flag still goes red on a failing check; "
+                         "never: report only); an incomplete audit exits 3 whatever this says")
     au.add_argument("--checks", help="comma-separated check ids to run (default: all)")
     au.add_argument("--lang", choices=("en", "de"), help="language of titles and questions")
     au.add_argument("--quiet", action="store_true", help="no progress output")
@@ -429,6 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     cl = chs.add_parser("list", help="list the checks, their questions and whether they are implemented")
     cl.add_argument("--checklist", help="checklist folder (default: checks/)")
     cl.add_argument("--lang", choices=("en", "de"), default="en")
+    cl.add_argument("--json", action="store_true",
+                    help="print the checks as JSON (id, order, title, question, implemented, thresholds)")
     cl.set_defaults(func=cmd_checks_list)
     return p
 
