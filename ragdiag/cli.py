@@ -360,6 +360,48 @@ def cmd_checks_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two findings files: status changes, metric deltas, regressions."""
+    from ragdiag.ci.diff import _fmt, diff_audits
+    from ragdiag.errors import InputDataError
+    from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+    from ragdiag.model.findings import AuditResult
+
+    results = []
+    for name in (args.old, args.new):
+        if not Path(name).is_file():
+            raise InputDataError("findings file not found; give two `ragdiag audit --json` outputs",
+                                 path=name)
+        results.append(AuditResult.from_json(name))
+    specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
+    diff = diff_audits(results[0], results[1], specs)
+    if args.json:
+        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        con = _console()
+        rows = []
+        for c in diff.checks:
+            moved = ", ".join(f"{m.name} {_fmt(m.old)} -> {_fmt(m.new)} ({_fmt(m.delta, sign=True)})"
+                              + (" REGRESSED" if m.regressed else "")
+                              for m in c.metrics if m.delta or m.regressed)
+            rows.append([c.check_id, c.old_status or "-", c.new_status or "-", c.change, moved])
+        _print_table(con, f"ragdiag diff: {args.old} -> {args.new}",
+                     ["check", "old", "new", "change", "metrics that moved"], rows,
+                     whole=("check",), long=("metrics that moved",), max_widths={"metrics that moved": 70})
+        if diff.regressions:
+            con.print(f"{len(diff.regressions)} regression(s):", markup=False)
+            for r in diff.regressions:
+                con.print(f"  {r}", markup=False, highlight=False, soft_wrap=True)
+        else:
+            con.print("no regressions", markup=False)
+    if args.summary:
+        out = Path(args.summary)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(diff.markdown() + "\n")
+    return diff.exit_code(args.fail_on_regression)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """An Azure-compatible, read-only endpoint over the local sample indexes."""
     import os
@@ -520,6 +562,20 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--rate-malformed", type=float, default=0.0, help="share of malformed bodies")
     sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
     sv.set_defaults(func=cmd_serve)
+
+    df = sub.add_parser("diff", help="compare two findings files (ragdiag audit --json): status changes, "
+                                     "metric deltas, regressions")
+    df.add_argument("old", help="the earlier findings JSON (e.g. the main branch's)")
+    df.add_argument("new", help="the later findings JSON")
+    df.add_argument("--fail-on-regression", action="store_true",
+                    help="exit 1 when a check got worse (status), disappeared, or a metric with a "
+                         "[regression] tolerance in its spec moved the wrong way beyond it")
+    df.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    df.add_argument("--summary", metavar="PATH", help="append the comparison as Markdown, e.g. "
+                                                      "$GITHUB_STEP_SUMMARY")
+    df.add_argument("--checklist", help="checklist folder whose [regression] tables apply "
+                                        "(default: the shipped one)")
+    df.set_defaults(func=cmd_diff)
 
     ch = sub.add_parser("checks", help="the checklist")
     chs = ch.add_subparsers(dest="checks_command", required=True)
