@@ -49,6 +49,7 @@ def test_wheel_holds_the_package_data(installed):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "ragdiag/checks/specs/pool_size.toml" in names
     assert "ragdiag/checks/common.toml" in names
+    assert "ragdiag/model/findings.schema.json" in names
     assert "ragdiag/report/template/audit_report.ipynb" in names
     assert "ragdiag/sample/data/audit.toml" in names
     assert "ragdiag/sample/data/index/structured.jsonl" in names
