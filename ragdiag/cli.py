@@ -277,7 +277,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
         why = ("incomplete: an error or too many failed requests" if code == 3 else
                f"{', '.join(gating)} at or above --fail-on {args.fail_on}")
-        err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False)
+        err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False, soft_wrap=True)
     return code
 
 
