@@ -394,6 +394,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 con.print(f"  {r}", markup=False, highlight=False, soft_wrap=True)
         else:
             con.print("no regressions", markup=False)
+        if diff.unmatched:
+            con.print("note: no metric of these names in either audit, so their tolerances guard "
+                      f"nothing: {', '.join(diff.unmatched)}", markup=False, highlight=False, soft_wrap=True)
     if args.summary:
         out = Path(args.summary)
         out.parent.mkdir(parents=True, exist_ok=True)

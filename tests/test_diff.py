@@ -82,6 +82,22 @@ def test_metric_tolerances_from_the_spec(checklist):
         "pool_size: share_below 0.1 -> 0.1201 (+0.0201)"]
 
 
+def test_tolerances_naming_no_reported_metric_are_listed(checklist):
+    old = _audit(goldset=("warn", {"ndcg@10": 0.4}), pool_size=("skipped", {}))
+    d = diff_audits(old, old, checklist)
+    assert "goldset.recall@50" in d.unmatched and "goldset.ndcg@10" not in d.unmatched
+    assert not any(u.startswith("pool_size.") for u in d.unmatched)  # a skipped check reports none
+    assert d.to_dict()["unmatched_tolerances"] == list(d.unmatched)
+
+
+@pytest.mark.slow
+def test_the_sample_audit_reports_every_metric_the_specs_guard(checklist, misconfigured_ctx):
+    from ragdiag.audit import run_checks
+
+    result = run_checks(misconfigured_ctx)
+    assert diff_audits(result, result, checklist).unmatched == ()
+
+
 def test_added_and_removed_checks(checklist):
     d = diff_audits(_audit(goldset=("pass", {"ndcg@10": 0.5})), _audit(pool_size=("fail", {})), checklist)
     assert {c.check_id: c.change for c in d.checks} == {"goldset": "removed", "pool_size": "added"}

@@ -108,6 +108,9 @@ class AuditDiff:
     checks: tuple[CheckDiff, ...]
     old_meta: Mapping[str, Any] = field(default_factory=dict)
     new_meta: Mapping[str, Any] = field(default_factory=dict)
+    #: "<check>.<metric>" of [regression] tables whose metric neither audit reports (a renamed
+    #: metric or a typo: such a tolerance guards nothing)
+    unmatched: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> list[str]:
@@ -118,6 +121,7 @@ class AuditDiff:
 
     def to_dict(self) -> dict[str, Any]:
         return {"regressed": bool(self.regressions), "regressions": self.regressions,
+                "unmatched_tolerances": list(self.unmatched),
                 "old": {k: self.old_meta.get(k) for k in ("date", "ragdiag_version", "target", "policy")},
                 "new": {k: self.new_meta.get(k) for k in ("date", "ragdiag_version", "target", "policy")},
                 "checks": [c.to_dict() for c in self.checks]}
@@ -159,10 +163,13 @@ def diff_audits(old: AuditResult, new: AuditResult, specs: Mapping[str, Any] | N
     news = {f.check_id: f for f in new.findings}
     ids = list(olds) + [cid for cid in news if cid not in olds]
     checks = []
+    unmatched: list[str] = []
     for cid in ids:
         a, b = olds.get(cid), news.get(cid)
         rules = getattr(specs.get(cid), "regression", {}) or {}
         names = list(a.metrics if a else {}) + [n for n in (b.metrics if b else {}) if not a or n not in a.metrics]
+        if a is not None and b is not None and a.status != "skipped" and b.status != "skipped":
+            unmatched += [f"{cid}.{m}" for m in rules if m not in names]
         metrics = []
         for name in names:
             x = a.metrics.get(name) if a else None
@@ -175,4 +182,4 @@ def diff_audits(old: AuditResult, new: AuditResult, specs: Mapping[str, Any] | N
             metrics.append(MetricDelta(name, x, y, rule["better"] if rule else None,
                                        rule["tolerance"] if rule else None))
         checks.append(CheckDiff(cid, a.status if a else None, b.status if b else None, tuple(metrics)))
-    return AuditDiff(tuple(checks), old.meta, new.meta)
+    return AuditDiff(tuple(checks), old.meta, new.meta, tuple(unmatched))
