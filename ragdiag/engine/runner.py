@@ -184,7 +184,7 @@ class Runner:
         if self.progress and len(todo) > 20:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), desc=label, leave=False)
+            bar = tqdm(total=len(todo), desc=label, leave=False, disable=None)  # None: off unless stderr is a TTY
         done = 0
 
         def one(r: SearchRequest) -> tuple[str, Trace | Failure]:

@@ -38,6 +38,10 @@ Format::
     en = "pool"
     de = "Pool"
 
+    [regression.share_below]         # optional, at the end: `ragdiag diff` tolerances per metric
+    better = "lower"                 # "higher" or "lower": which way is an improvement
+    tolerance = 0.02                 # a move the wrong way by more than this is a regression
+
 The loader is strict: unknown keys, missing required keys, wrong types, an id
 that does not match the file name, placeholders naming unknown thresholds, and
 (for a copied folder) threshold names that differ from the defaults are all
@@ -73,7 +77,10 @@ ENV_VAR = "RAGDIAG_CHECKLIST"
 TEXT_FIELDS: tuple[str, ...] = ("title", "question", "why", "status_rules", "remediation")
 REQUIRED_TEXT = ("title", "question")
 TOP_LEVEL_KEYS: tuple[str, ...] = ("id", "order", "references", *TEXT_FIELDS, "thresholds",
-                                   "roles", "extras", "messages", "labels")
+                                   "roles", "extras", "messages", "labels", "regression")
+#: Keys of a ``[regression.<metric>]`` table and the directions ``better`` may name.
+REGRESSION_KEYS: tuple[str, ...] = ("better", "tolerance")
+REGRESSION_DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 DEFAULT_ORDER = 1000
 #: Module names inside `ragdiag.checks` that a check id may not take.
 RESERVED_IDS = frozenset({"registry", "base", "figures"})
@@ -143,6 +150,8 @@ class CheckSpec:
     messages: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
     #: label key (evidence column, metric) -> {lang: text}
     labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+    #: metric name -> {"better": "higher" | "lower", "tolerance": number >= 0}, for `ragdiag diff`
+    regression: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, compare=False)
 
     def has_threshold(self, name: str) -> bool:
         return name in self.thresholds
@@ -230,6 +239,7 @@ class CheckSpec:
                 "roles": {k: list(v) for k, v in self.roles.items()}, "extras": dict(self.extras),
                 "messages": {k: dict(v) for k, v in self.messages.items()},
                 "labels": {k: dict(v) for k, v in self.labels.items()},
+                "regression": {k: dict(v) for k, v in self.regression.items()},
                 "path": str(self.path) if self.path else None}
 
     def __repr__(self) -> str:
@@ -410,6 +420,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
 
     messages = _text_tables(data.get("messages", {}), "messages", err)
     labels = _text_tables(data.get("labels", {}), "labels", err)
+    regression = _regression(data.get("regression", {}), err)
 
     # placeholders in status_rules must name thresholds and format
     for lang, rule in texts["status_rules"].items():
@@ -430,7 +441,38 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
         why=texts["why"], status_rules=texts["status_rules"], remediation=texts["remediation"],
         thresholds=dict(thresholds), references=tuple(references), path=path, roles=roles,
         extras=dict(extras), key_lines=dict(lines), messages=messages, labels=labels,
+        regression=regression,
     )
+
+
+def _regression(value: Any, err: Any) -> dict[str, dict[str, Any]]:
+    """[regression.<metric>]: better = "higher" | "lower" (required), tolerance = number >= 0."""
+    if not isinstance(value, dict):
+        raise err(f"'regression' must be a table of tables ([regression.<metric>] with better = "
+                  f"\"higher\" or \"lower\"), got {_kind(value)}", "regression")
+    out: dict[str, dict[str, Any]] = {}
+    for metric, table in value.items():
+        where = f"regression.{metric}"
+        if not isinstance(table, dict):
+            raise err(f"[regression] {metric!r} must be a table with better = \"higher\" or \"lower\" "
+                      f"and an optional tolerance, got {_kind(table)}", where)
+        for key in table:
+            if key not in REGRESSION_KEYS:
+                raise err(f"[{where}] unknown key '{key}'{_suggest(key, REGRESSION_KEYS)}; a regression "
+                          f"table may contain {', '.join(REGRESSION_KEYS)}", f"{where}.{key}")
+        if "better" not in table:
+            raise err(f"[{where}] needs better = \"higher\" or \"lower\" (which way the metric improves)",
+                      where)
+        better = table["better"]
+        if better not in REGRESSION_DIRECTIONS:
+            got = _toml_literal(better) if isinstance(better, bool | int | float | str) else _kind(better)
+            raise err(f"[{where}] better must be \"higher\" or \"lower\", got {got}", f"{where}.better")
+        tolerance = table.get("tolerance", 0)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
+            raise err(f"[{where}] tolerance must be a number >= 0 (in the metric's own unit), got "
+                      f"{_kind(tolerance)} {tolerance!r}", f"{where}.tolerance")
+        out[metric] = {"better": better, "tolerance": tolerance}
+    return out
 
 
 def _text_tables(value: Any, name: str, err: Any) -> dict[str, dict[str, str]]:
