@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -136,21 +135,14 @@ class TomlFile:
     data: Mapping[str, Any]
 
     @classmethod
-    def load(cls, path: str | Path) -> TomlFile:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError as exc:
-            raise ConfigError("file not found", path=str(p)) from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"not UTF-8 text: {exc}", path=str(p)) from exc
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise ConfigError(f"TOML syntax error: {exc}", path=str(p),
-                              line=int(m.group(1)) if m else None) from exc
-        return cls(str(p), text, data)
+    def load(cls, path: str | Path, *, what: str = "TOML file") -> TomlFile:
+        """Read and parse `path`; every problem (not found, too large, not UTF-8, a syntax
+        error, nesting or numbers beyond `ragdiag.inputs.limits`) is a ConfigError with
+        the file and, where known, the line."""
+        from ragdiag.inputs.limits import read_text, toml_loads
+
+        text = read_text(path, what=what, error=ConfigError)
+        return cls(str(path), text, toml_loads(text, path=str(path), error=ConfigError))
 
     @cached_property
     def locator(self) -> TomlLocator:
@@ -174,8 +166,10 @@ class TomlFile:
 def check_keys(tf: TomlFile, table: str, data: Mapping[str, Any], allowed: Sequence[str],
                occurrence: int = 0) -> None:
     """Raise a ConfigError for the first unknown key, listing the allowed ones."""
+    from ragdiag.inputs.limits import excerpt
+
     for k in data:
         if k not in allowed:
             where = f"[{table}]" if table else "the top level"
-            raise tf.error(f"unknown key '{k}' in {where}; allowed: {', '.join(allowed)}", table, k,
-                           occurrence)
+            raise tf.error(f"unknown key {excerpt(k, 60)} in {where}; allowed: {', '.join(allowed)}",
+                           table, k, occurrence)
