@@ -17,6 +17,7 @@ from ragdiag.engine.context import EVAL_DEPTH, AuditContext, GoldQuery, GoldRun
 from ragdiag.engine.runner import Runner
 from ragdiag.errors import ConfigError
 from ragdiag.inputs.config import AuditConfig, load_config
+from ragdiag.inputs.entities import entity_matcher  # re-exported: it lived here before
 
 __all__ = ["EVAL_DEPTH", "AuditContext", "GoldQuery", "GoldRun", "open_target", "build_context",
            "run_checks", "open_audit", "run_audit", "entity_matcher"]
@@ -34,27 +35,6 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
         raise ConfigError(f"target kind '{config.target.kind}' opened a target that lacks "
                           f"{', '.join(missing)} (see ragdiag.targets.base.Target)")
     return target
-
-
-def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
-    """Entity keys mentioned in a question, from a lexicon file {key: [name, alias, ...]}."""
-    if lexicon is None or not Path(lexicon).exists():
-        return lambda q: ()
-    import json
-
-    data = json.loads(Path(lexicon).read_text(encoding="utf-8"))
-    names = sorted(((name.lower(), key) for key, names in data.items() for name in names),
-                   key=lambda nk: -len(nk[0]))
-
-    def match(question: str) -> Sequence[str]:
-        ql = question.lower()
-        found: list[str] = []
-        for name, key in names:
-            if name in ql and key not in found:
-                found.append(key)
-        return tuple(found)
-
-    return match
 
 
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,

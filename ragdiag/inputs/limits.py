@@ -33,14 +33,15 @@ from typing import Any
 from ragdiag.errors import InputDataError, RagdiagError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_EXCERPT", "MAX_INT", "MAX_LINE_CHARS", "MAX_NAME_BYTES",
-           "MAX_NODES", "MAX_PATH_CHARS", "TreeProblem", "check_tree", "excerpt", "line_at",
-           "loads_json", "path_problem", "read_text", "short_path", "toml_loads"]
+           "MAX_NODES", "MAX_PATH_CHARS", "LinedDict", "LinedList", "TreeProblem", "check_tree",
+           "decode", "excerpt", "flow_depth_line", "line_at", "lone_surrogate", "loads_json",
+           "loads_json_lined", "path_problem", "read_text", "short_path", "toml_loads"]
 
 MAX_EXCERPT = 120
 """Characters of an offending value quoted in an error message."""
 MAX_DEPTH = 64
 """Deepest nesting of lists and mappings (or arrays and tables) accepted in any input."""
-MAX_NODES = 2_000_000
+MAX_NODES = 10_000_000
 """Values in one parsed document (bounds YAML alias expansion)."""
 MAX_INT = 2**63 - 1
 """Integers must lie in [-2**63, 2**63 - 1] (Azure's Edm.Int64)."""
@@ -57,7 +58,7 @@ MAX_BYTES: dict[str, int] = {
     "TREC qrels file": 512 << 20,
     "TREC topics file": 64 << 20,
     "query log": 2 << 30,
-    "entities lexicon": 64 << 20,
+    "entities lexicon": 16 << 20,
     "index definition": 16 << 20,
     "records file": 8 << 30,
     "request file": 16 << 20,
@@ -300,6 +301,89 @@ def loads_json(text: str, *, path: str | None, line: int | None = None, what: st
         raise error(f"{what} holds the string {excerpt(bad, 60)} with an unpaired UTF-16 "
                     "surrogate escape (\\ud800-\\udfff), which is not text",
                     path=path, line=where(at.start() if at else 0))
+    return data
+
+
+class LinedDict(dict):
+    """A JSON object that knows the line it starts on (`loads_json_lined`)."""
+
+    line: int | None = None
+
+
+class LinedList(list):
+    """A JSON array that knows the line it starts on (`loads_json_lined`)."""
+
+    line: int | None = None
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> LinedDict:
+    out = LinedDict()
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def loads_json_lined(text: str, *, path: str | None, what: str = "JSON",
+                     error: Callable[..., RagdiagError] = InputDataError) -> Any:
+    """Like `loads_json` for a whole JSON document, with objects and arrays that know their
+    line (`LinedDict`, `LinedList`) and duplicate keys refused. Pure Python: for the small
+    documents (entity lexicons, index definitions) whose errors should point at a line."""
+    import bisect
+    import json.decoder as jd
+    import json.scanner as js
+
+    loads_json(text, path=path, what=what, error=error)  # limits and syntax, with the line
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def lineno(index: int) -> int:
+        return bisect.bisect_left(newlines, index) + 1
+
+    class _Context:
+        strict = True
+        object_hook = None
+        object_pairs_hook = staticmethod(_pairs)
+        parse_float = float
+        parse_int = staticmethod(_bounded_int)
+        parse_constant = staticmethod({"NaN": math.nan, "Infinity": math.inf,
+                                       "-Infinity": -math.inf}.__getitem__)
+        parse_string = staticmethod(jd.scanstring)
+        memo: dict[str, str] = {}
+
+        @staticmethod
+        def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+            start = s_and_end[1] - 1
+            try:
+                obj, end = jd.JSONObject(s_and_end, *args)
+            except _DuplicateKey as exc:
+                raise error(f"{what}: the key {excerpt(exc.key, 60)} is given twice in the object "
+                            f"that starts here", path=path, line=lineno(start)) from None
+            obj.line = lineno(start)
+            return obj, end
+
+        @staticmethod
+        def parse_array(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+            start = s_and_end[1] - 1
+            values, end = jd.JSONArray(s_and_end, *args)
+            out = LinedList(values)
+            out.line = lineno(start)
+            return out, end
+
+    scan = js.py_make_scanner(_Context())
+    index = jd.WHITESPACE.match(text, 0).end()
+    try:
+        data, _ = scan(text, index)
+    except RecursionError:  # pragma: no cover - loads_json refused the depth already
+        raise error(f"{what} nests too deeply to parse", path=path) from None
+    finally:
+        _Context.memo.clear()
     return data
 
 
