@@ -57,7 +57,7 @@ from typing import Any
 
 from ragdiag.errors import ConfigError
 from ragdiag.inputs.limits import excerpt
-from ragdiag.inputs.tomlfile import TomlFile
+from ragdiag.inputs.tomlfile import TomlFile, parse_header
 
 __all__ = [
     "TEXT_FIELDS",
@@ -256,7 +256,6 @@ _PY_KIND = {bool: "boolean", float: "number", int: "integer", str: "string"}
 # ---------------------------------------------------------------------------
 # line numbers (tomllib reports none for valid files)
 
-_HEADER_RE = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
 _KEY_RE = re.compile(rf"^\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=(.*)$")
 
@@ -276,9 +275,9 @@ def _scan_lines(text: str) -> dict[str, int]:
             if line.count(in_multiline) % 2 == 1:
                 in_multiline = None
             continue
-        header = _HEADER_RE.match(line)
-        if header:
-            table = _norm_key(header.group(1))
+        header = parse_header(line) if line.lstrip().startswith("[") else None
+        if header is not None and not header[0]:
+            table = ".".join(header[1])
             lines.setdefault(table, lineno)
             continue
         key = _KEY_RE.match(line)

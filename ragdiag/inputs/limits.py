@@ -444,8 +444,9 @@ class TreeProblem(Exception):
 
     @property
     def dotted(self) -> str:
-        return "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k))
+        text = "".join(f"[{k}]" if isinstance(k, int) else (f".{k}" if i else str(k))
                        for i, k in enumerate(self.keys))
+        return text if len(text) <= 80 else f"{text[:60]}…{text[-19:]}"
 
 
 def check_tree(data: Any, *, max_depth: int | None = None, max_nodes: int | None = None,
@@ -532,11 +533,17 @@ def _deep_line(text: str) -> int | None:
 
 
 def _key_line(text: str, keys: tuple[Any, ...]) -> int | None:
-    """The line of the first string key of `keys` written as `key =` or `[key...]`."""
-    for key in keys:
-        if isinstance(key, str):
-            m = re.search(rf"^\s*\[*\s*[\"']?{re.escape(key)}[\"']?\s*[=.\]]", text, re.M)
-            if m:
-                return line_at(text, m.start())
+    """The line that defines the deepest table or key of `keys` (indexes ignored)."""
+    from ragdiag.inputs.tomlfile import TomlLocator
+
+    names: list[str] = []
+    for k in keys:
+        if not isinstance(k, str):
             break
-    return None
+        names.append(k)
+    if not names:
+        return None
+    try:
+        return TomlLocator(text).line(tuple(names[:-1]), names[-1])
+    except Exception:  # the locator is a heuristic; no line is better than a crash
+        return None

@@ -52,6 +52,40 @@ def _split_dotted(text: str) -> tuple[str, ...] | None:
         pos += 1
 
 
+_PART = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)[ \t]*""")
+
+
+def parse_header(line: str) -> tuple[bool, tuple[str, ...]] | None:
+    """(is an array of tables, dotted parts) of a `[table]` / `[[table]]` line, else None.
+
+    Hand-written rather than one regex: `^\\s*\\[(.+?)\\s*\\]` backtracks quadratically on a
+    header padded with many spaces, which valid TOML allows.
+    """
+    s = line.lstrip()
+    if not s.startswith("["):
+        return None
+    double = s.startswith("[[")
+    pos = 2 if double else 1
+    parts: list[str] = []
+    while True:
+        m = _PART.match(s, pos)
+        if not m:
+            return None
+        parts.append(_unquote(m.group(1)))
+        pos = m.end()
+        if s.startswith(".", pos):
+            pos += 1
+            continue
+        break
+    close = "]]" if double else "]"
+    if not s.startswith(close, pos):
+        return None
+    tail = s[pos + len(close):].strip()
+    if tail and not tail.startswith("#"):
+        return None
+    return double, tuple(parts)
+
+
 def _bracket_delta(value: str) -> int:
     bare = _STRINGS.sub("", value).split("#", 1)[0]
     return bare.count("[") + bare.count("{") - bare.count("]") - bare.count("}")
@@ -67,7 +101,6 @@ class TomlLocator:
         current: tuple[Any, ...] = ()
         multiline: str | None = None
         depth = 0
-        header = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(?:#.*)?$")
         for lineno, line in enumerate(text.splitlines(), 1):
             if multiline:
                 if line.count(multiline) % 2 == 1:
@@ -76,19 +109,18 @@ class TomlLocator:
             if depth > 0:
                 depth = max(0, depth + _bracket_delta(line))
                 continue
-            m = header.match(line)
-            if m and m.group(1) == "[" * len(m.group(3)):
-                parts = _split_dotted(m.group(2))
-                if parts is not None:
-                    if m.group(1) == "[[":
-                        n = counts.get(parts, 0)
-                        counts[parts] = n + 1
-                        current = (*parts, n)
-                    else:
-                        current = parts
-                    self.headers.setdefault(current, lineno)
-                    self.keys.setdefault(current, {})
-                    continue
+            h = parse_header(line) if line.lstrip().startswith("[") else None
+            if h is not None:
+                double, parts = h
+                if double:
+                    n = counts.get(parts, 0)
+                    counts[parts] = n + 1
+                    current = (*parts, n)
+                else:
+                    current = parts
+                self.headers.setdefault(current, lineno)
+                self.keys.setdefault(current, {})
+                continue
             k = _KEY_RE.match(line)
             if not k:
                 continue
