@@ -76,6 +76,20 @@ class TargetError(RagdiagError):
     """A search target failed or refused a request."""
 
 
+class TargetUnavailableError(TargetError):
+    """The search service gave no usable answer: connection refused, reset or dropped, a
+    timeout, or 429/5xx/malformed answers until the retries ran out; or the runner's
+    circuit breaker is open (nothing was sent).
+
+    `counted` says whether the connection failures behind it were already reported to the
+    runner's circuit breaker (a target with a retry gate reports each attempt itself).
+    """
+
+    def __init__(self, message: str, *, counted: bool = False) -> None:
+        self.counted = counted
+        super().__init__(message)
+
+
 class MissingDependencyError(RagdiagError):
     """An optional dependency (a model, a browser, an SDK) is not available."""
 
