@@ -117,8 +117,7 @@ class Runner:
         # stops sending after consecutive connection failures (see ragdiag.engine.breaker);
         # a target with its own retries gets it as its retry gate, so it stops retrying too
         self.breaker = breaker if breaker is not None else CircuitBreaker(max_consecutive_failures)
-        self._gated = target is not None and hasattr(target, "retry_gate")
-        if self._gated:
+        if target is not None and hasattr(target, "retry_gate"):
             target.retry_gate = self.breaker
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
