@@ -64,20 +64,48 @@ def _sample_dir() -> Path:
     return sample_dir()
 
 
-def subjects(workdir: Path) -> list[Subject]:
+def subjects(workdir: Path, *, legacy: bool = False, base: Path | None = None,
+             specs: Path | None = None) -> list[Subject]:
     """Every loader with its real sample input. `workdir` receives files some loaders need
-    beside the mutant (the audit config's relative inputs, TREC files made from the goldset)."""
+    beside the mutant (the audit config's relative inputs, TREC files made from the goldset).
+
+    `legacy`: for code before ragdiag.inputs.entities/records existed (the benchmark's
+    "before" column): entities through ragdiag.audit.entity_matcher, records through the
+    parse loop of LocalTarget.from_jsonl. `base` and `specs`: the sample data and checklist
+    folders to mutate (default: those of the ragdiag on sys.path).
+    """
     from ragdiag.inputs.checklist import load_spec, packaged_checklist_dir
     from ragdiag.inputs.config import load_config
-    from ragdiag.inputs.entities import load_entities
     from ragdiag.inputs.goldset import load_goldset, load_trec_qrels
     from ragdiag.inputs.querylog import load_query_log
-    from ragdiag.inputs.records import load_records
     from ragdiag.model.schema import IndexSchema
+
+    if legacy:
+        from ragdiag.audit import entity_matcher as load_entities
+
+        def load_records(p: Path, schema: Any) -> Any:
+            from ragdiag.errors import InputDataError
+
+            records = []
+            for lineno, line in enumerate(p.read_bytes().decode("utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise InputDataError(f"invalid JSON: {exc.msg}", path=str(p), line=lineno) from exc
+            key = schema.key_field.name
+            for i, r in enumerate(records):
+                if key not in r or r[key] in (None, ""):
+                    raise InputDataError(f"record {i} has no key field '{key}'")
+            return records
+    else:
+        from ragdiag.inputs.entities import load_entities
+        from ragdiag.inputs.records import load_records
     from ragdiag.odata import parse, validate
     from ragdiag.policy import load_policy
 
-    base = _sample_dir()
+    base = base or _sample_dir()
     workdir.mkdir(parents=True, exist_ok=True)
     # the audit config resolves its inputs relative to itself: mutants live beside copies
     for name in ("goldset.yaml", "query_log.jsonl", "entities.json"):
@@ -119,14 +147,15 @@ def subjects(workdir: Path) -> list[Subject]:
         return load_records(p, schema)
 
     def odata_filters(p: Path) -> Any:
-        from ragdiag.inputs.limits import read_text
+        from ragdiag.errors import InputDataError
 
-        out = []
-        for line in read_text(p, what="filter list").splitlines():
-            out.append(validate(parse(line), schema))
-        return out
+        try:
+            lines = p.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError, ValueError) as exc:  # the file, not the filters
+            raise InputDataError(f"cannot read the filter list: {type(exc).__name__}") from None
+        return [validate(parse(line), schema) for line in lines]
 
-    specs = packaged_checklist_dir()
+    specs = specs or packaged_checklist_dir()
     out = [
         Subject("audit config", base / "audit.toml", ".toml", "toml", config, filename="audit.toml"),
         Subject("profiles", base / "profiles" / "misconfigured.toml", ".toml", "toml", load_policy),
