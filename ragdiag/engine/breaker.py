@@ -109,12 +109,14 @@ class CircuitBreaker:
         return True
 
     def trip(self, reason: str, kind: str = "interrupted") -> None:
-        """Open now (an interrupt); a breaker already open keeps its first reason."""
+        """Open now (an interrupt); a breaker already open keeps its first reason.
+
+        Safe in a signal handler: it takes the lock only briefly and does not call
+        `on_open` (the caller says what happened)."""
         with self._lock:
             if self._reason is not None:
                 return
             self._reason, self._kind, self.opened_at = reason, kind, time.monotonic()
-        self._notify(reason)
 
     def reset(self) -> None:
         with self._lock:
