@@ -27,7 +27,7 @@ def test_opens_after_consecutive_failures_and_a_success_resets_the_count():
     assert b.failure("connection refused")
     assert b.is_open and b.kind == "circuit_open"
     assert b.reason == "circuit open after 3 consecutive connection failures: connection refused"
-    assert b.allow() == b.reason and b.refused == 1
+    assert b.allow() == b.reason
     assert opened == [b.reason + "; nothing more is sent"]
     assert not b.failure("later")  # already open: the first reason stays
     b.success()
@@ -252,3 +252,58 @@ def test_sigint_stops_sending_finishes_the_running_check_and_marks_the_rest(worl
     # a new run is not interrupted (the breaker is reset)
     again = run_checks(world_ctx, checks=CHECKS[:1])
     assert "interrupted" not in again.meta and again.findings[0].status != "error"
+
+
+# ---- the Azure target's retry gate (nothing listens on the port: every attempt is refused) ------
+def _closed_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _azure(retries: int, **kw):
+    pytest.importorskip("azure.search.documents")
+    from azure.core.credentials import AzureKeyCredential
+
+    from ragdiag.targets.azure import AzureTarget
+    from tests.fakes import tiny_schema
+
+    t = AzureTarget(f"http://127.0.0.1:{_closed_port()}", "idx", credential=AzureKeyCredential("k"),
+                    retries=retries, timeout_s=5, **kw)
+    t._schema = tiny_schema()  # as if the definition had been read before the service died
+    return t
+
+
+def test_an_open_gate_ends_the_azure_targets_retries():
+    t = _azure(retries=10, backoff_s=0.01, max_backoff_s=0.02)
+    r = Runner(t, max_consecutive_failures=3)
+    assert t.retry_gate is r.breaker
+    try:
+        out = r.execute(SearchRequest(search="x"))
+    finally:
+        t.close()
+    assert isinstance(out, Failure) and "not sent: circuit open after 3 consecutive" in out.reason
+    assert t.stats["requests"] == 3  # not retries + 1 = 11
+    assert r.breaker.is_open
+    again = r.execute(SearchRequest(search="y"))
+    assert again.kind == "circuit_open" and t.stats["requests"] == 3
+
+
+def test_a_back_off_sleep_wakes_when_the_gate_closes():
+    import time
+
+    t = _azure(retries=5, backoff_s=20.0, max_backoff_s=20.0)  # each retry would wait 10-20 s
+    gate = CircuitBreaker(100)
+    t.retry_gate = gate
+    threading.Timer(0.5, gate.trip, args=("the audit was interrupted by SIGTERM",)).start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(TargetUnavailableError, match="not sent: the audit was interrupted"):
+            t.search(SearchRequest(search="x"))
+    finally:
+        t.close()
+    assert time.monotonic() - t0 < 5 and t.stats["requests"] == 1

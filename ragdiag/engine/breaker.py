@@ -56,7 +56,6 @@ class CircuitBreaker:
         self._kind: str | None = None
         self.opened_at: float | None = None  # time.monotonic() when it opened
         self.failures = 0  # connection failures counted since the last reset
-        self.refused = 0  # requests and attempts refused while open
 
     # ---- state ---------------------------------------------------------------------
     @property
@@ -80,11 +79,7 @@ class CircuitBreaker:
     # ---- what the runner and gated targets report -------------------------------------
     def allow(self) -> str | None:
         """None to go ahead, else the reason not to send (the retry gate of a target)."""
-        reason = self._reason
-        if reason is not None:
-            with self._lock:
-                self.refused += 1
-        return reason
+        return self._reason
 
     def success(self) -> None:
         """The service answered: the consecutive count starts again."""
@@ -123,7 +118,7 @@ class CircuitBreaker:
             self._consecutive = 0
             self._last = self._reason = self._kind = None
             self.opened_at = None
-            self.failures = self.refused = 0
+            self.failures = 0
 
     def _notify(self, message: str) -> None:
         if self.on_open is not None:
@@ -135,8 +130,7 @@ class CircuitBreaker:
     def to_dict(self) -> dict[str, Any]:
         return {"open": self.is_open, "kind": self._kind, "reason": self._reason,
                 "threshold": self.threshold, "consecutive_failures": self._consecutive,
-                "connection_failures": self.failures, "refused_while_open": self.refused,
-                "last_failure": self._last}
+                "connection_failures": self.failures, "last_failure": self._last}
 
     def __repr__(self) -> str:
         state = f"open ({self._kind})" if self.is_open else f"closed, {self._consecutive} in a row"

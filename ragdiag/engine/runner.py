@@ -4,7 +4,9 @@ Checks ask for (question x profile x identity x probe) results; all of them end
 up as `SearchRequest`s. The runner deduplicates by request fingerprint, keeps
 traces in memory and on disk (keyed by the target's identity, so a changed
 index never answers from a stale cache), honours a request budget, runs a
-bounded number of requests at once (for live targets), shows progress, and
+bounded number of requests at once (for live targets), shows progress, stops
+sending when the service stops answering (a circuit breaker,
+`ragdiag.engine.breaker`: every unsent request becomes a `Failure` saying why), and
 fuses multi-request probes (split channels) client-side with RRF.
 """
 
