@@ -1,8 +1,10 @@
 """The command line: thin subcommands over the library, heavy imports only when they run.
 
 Exit codes: 0 ok, 1 a check at or above ``--fail-on``, 2 bad input, 3 an incomplete audit
-(an ``error`` finding or failed requests above a check's threshold) or an internal error.
-Errors go to stderr as one line.
+(an ``error`` finding, failed requests above a check's threshold, the search service
+stopped answering) or an internal error, 130 / 143 interrupted by SIGINT / SIGTERM (an
+interrupted audit still writes its partial findings). Errors go to stderr as one line;
+``--debug`` adds the Python stack.
 """
 
 from __future__ import annotations
@@ -271,11 +273,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
         con.print("[yellow]not sent (API version or SDK does not support them): "
                   + ", ".join(f"{k} ({n}x)" for k, n in result.meta["unsent_parameters"].items())
                   + "[/yellow]")
+    stopped = result.meta.get("interrupted") or result.meta.get("circuit_breaker")
+    if stopped:
+        con.print("[red]" + escape(f"stopped early: {stopped.get('reason') or 'interrupted by ' + stopped['signal']}"
+                                   f"; {stats.not_sent} requests not sent") + "[/red]")
     _write_outputs(result, args, checklist=config.checklist, lang=ctx.lang, con=con)
-    code = result.exit_code(args.fail_on)
+    code = _audit_exit_code(result, args.fail_on)
     if code:
         gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
-        why = ("incomplete: an error or too many failed requests" if code == 3 else
+        why = ("interrupted" if code in (130, 143) else
+               "incomplete: an error, too many failed requests or an open circuit" if code == 3 else
                f"{', '.join(gating)} at or above --fail-on {args.fail_on}")
         err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False, soft_wrap=True)
     return code
@@ -309,6 +316,16 @@ def _write_outputs(result: Any, args: argparse.Namespace, *, checklist: Path | N
         from ragdiag.ci.summary import write_summary
 
         con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}")
+
+
+def _audit_exit_code(result: Any, fail_on: str) -> int:
+    """130 / 143 when interrupted, 3 when the circuit breaker stopped the audit, else the result's."""
+    interrupted = result.meta.get("interrupted")
+    if interrupted:
+        return int(interrupted.get("exit_code") or 130)
+    if result.meta.get("circuit_breaker"):
+        return 3
+    return result.exit_code(fail_on)
 
 
 def _print_plan(ctx: Any, checks: list[str] | None) -> int:
@@ -489,6 +506,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
+    p.add_argument("--debug", action="store_true",
+                   help="on an error, also print the Python stack (anywhere on the line; or RAGDIAG_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True)
 
     sample = sub.add_parser("sample", help="the embedded sample system")
@@ -591,20 +610,59 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Terminated(BaseException):
+    """SIGTERM outside an audit's checks (which stop gracefully on their own)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+    import signal
+    import threading
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("RAGDIAG_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)  # a message and 143, not silence
+    hint = "" if debug else " (run with --debug for the Python stack)"
     try:
         return int(args.func(args) or 0)
     except RagdiagError as exc:
         print(f"ragdiag: error: {exc}", file=sys.stderr)
+        _stack(debug)
         return 2
     except KeyboardInterrupt:
         print("ragdiag: interrupted", file=sys.stderr)
+        _stack(debug)
         return 130
+    except _Terminated:
+        print("ragdiag: terminated (SIGTERM)", file=sys.stderr)
+        _stack(debug)
+        return 143
     except Exception as exc:  # the last line of defence: one line, exit 3, never a bare traceback
-        print(f"ragdiag: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from ragdiag.inputs.limits import excerpt
+
+        print(f"ragdiag: internal error: {type(exc).__name__}: {excerpt(str(exc), 300).strip(chr(39))}"
+              f"{hint}", file=sys.stderr)
+        _stack(debug)
         return 3
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stack(debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,9 @@ Checks ask for (question x profile x identity x probe) results; all of them end
 up as `SearchRequest`s. The runner deduplicates by request fingerprint, keeps
 traces in memory and on disk (keyed by the target's identity, so a changed
 index never answers from a stale cache), honours a request budget, runs a
-bounded number of requests at once (for live targets), shows progress, and
+bounded number of requests at once (for live targets), shows progress, stops
+sending when the service stops answering (a circuit breaker,
+`ragdiag.engine.breaker`: every unsent request becomes a `Failure` saying why), and
 fuses multi-request probes (split channels) client-side with RRF.
 """
 
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragdiag.errors import RagdiagError
+from ragdiag.engine.breaker import DEFAULT_THRESHOLD, CircuitBreaker
+from ragdiag.errors import RagdiagError, TargetUnavailableError
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.fusion import rrf
 
@@ -30,7 +33,7 @@ class Failure:
 
     request: SearchRequest
     reason: str
-    kind: str = "error"  # error | budget
+    kind: str = "error"  # error | budget | no_target | circuit_open | interrupted
 
     @property
     def ok(self) -> bool:
@@ -46,12 +49,13 @@ class RunnerStats:
     over_budget: int = 0
     retried: int = 0
     partial: int = 0
+    not_sent: int = 0  # refused while the circuit breaker was open (or the audit interrupted)
     failures: list[Failure] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sent": self.sent, "memory_hits": self.memory_hits, "disk_hits": self.disk_hits,
                 "failed": self.failed, "over_budget": self.over_budget, "retried": self.retried,
-                "partial": self.partial}
+                "partial": self.partial, "not_sent": self.not_sent}
 
 
 def target_fingerprint(target: Any) -> str | None:
@@ -108,8 +112,15 @@ class Runner:
 
     def __init__(self, target: Any, *, cache_dir: str | Path | None = None, budget: int | None = None,
                  concurrency: int = 1, progress: bool = False,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 max_consecutive_failures: int = DEFAULT_THRESHOLD,
+                 breaker: CircuitBreaker | None = None) -> None:
         self.target = target
+        # stops sending after consecutive connection failures (see ragdiag.engine.breaker);
+        # a target with its own retries gets it as its retry gate, so it stops retrying too
+        self.breaker = breaker if breaker is not None else CircuitBreaker(max_consecutive_failures)
+        if target is not None and hasattr(target, "retry_gate"):
+            target.retry_gate = self.breaker
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
         self.progress = progress
@@ -143,6 +154,13 @@ class Runner:
             with self._lock:
                 self.stats.failures.append(failure)
             return failure
+        stop = self.breaker.allow()
+        if stop is not None:
+            failure = Failure(request, f"not sent: {stop}", kind=self.breaker.kind or "circuit_open")
+            with self._lock:
+                self.stats.not_sent += 1
+                self.stats.failures.append(failure)
+            return failure
         with self._lock:
             if self.budget is not None and self.stats.sent >= self.budget:
                 self.stats.over_budget += 1
@@ -152,12 +170,18 @@ class Runner:
             self.stats.sent += 1
         try:
             trace = self.target.search(request)
-        except RagdiagError as exc:
+        except (RagdiagError, ConnectionError, TimeoutError) as exc:
+            reason = str(exc) if isinstance(exc, RagdiagError) else f"{type(exc).__name__}: {exc}"
             with self._lock:
                 self.stats.failed += 1
-                failure = Failure(request, str(exc))
+                failure = Failure(request, reason)
                 self.stats.failures.append(failure)
+            # a connection failure the target did not report to the breaker itself
+            if isinstance(exc, ConnectionError | TimeoutError) or (
+                    isinstance(exc, TargetUnavailableError) and not exc.counted):
+                self.breaker.failure(reason)
             return failure
+        self.breaker.success()
         if trace.partial_reason and request.is_semantic:
             self.stats.partial += 1
         self._memory[fp] = trace

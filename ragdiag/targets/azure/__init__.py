@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ragdiag.errors import ConfigError, MissingDependencyError, TargetError
+from ragdiag.errors import ConfigError, MissingDependencyError, TargetError, TargetUnavailableError
 from ragdiag.model import Hit, SearchRequest, Trace
 from ragdiag.model.schema import IndexSchema
 
@@ -349,11 +349,13 @@ class _MalformedResponse(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None, throttled: bool = False) -> None:
+    def __init__(self, reason: str, retry_after: float | None = None, throttled: bool = False,
+                 unreachable: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.throttled = throttled
+        self.unreachable = unreachable  # no answer at all: refused, reset, dropped, timed out
 
 
 # ---- the target -----------------------------------------------------------------------
@@ -428,6 +430,10 @@ class AzureTarget:
         self._finalizer = weakref.finalize(self, self._rt.shutdown)
         self._warned: set[str] = set()
         self._rng = random.Random()
+        # The retry gate (the runner installs its circuit breaker, ragdiag.engine.breaker):
+        # asked before every attempt (allow() -> None or why not), told of attempts that got
+        # no answer (failure) and of answers (success); None: retries as configured.
+        self.retry_gate: Any = None
 
     # ---- construction from the environment -------------------------------------------------
     @classmethod
@@ -532,20 +538,34 @@ class AzureTarget:
         if self._rt.sem is None:
             self._rt.sem = asyncio.Semaphore(self.concurrency)
         sem = self._rt.sem
+        gate = self.retry_gate
         attempt = 0
         while True:
+            stop = gate.allow() if gate is not None else None
+            if stop is not None:
+                self.stats["failures"] += 1
+                raise TargetUnavailableError(f"{what} not sent: {stop}", counted=True)
             try:
                 self._spend()
                 async with sem:
                     try:
-                        return await asyncio.wait_for(op(), self.timeout_s)
+                        result = await asyncio.wait_for(op(), self.timeout_s)
                     except TimeoutError as exc:
-                        raise _Retryable(f"no answer within {self.timeout_s:g} s") from exc
+                        raise _Retryable(f"no answer within {self.timeout_s:g} s",
+                                         unreachable=True) from exc
+                if gate is not None:
+                    gate.success()
+                return result
             except TargetError:
                 self.stats["failures"] += 1
                 raise
             except Exception as exc:
                 err = exc if isinstance(exc, _Retryable) else self._classify(exc, what)
+                if gate is not None:
+                    if isinstance(err, _Retryable) and err.unreachable:
+                        gate.failure(f"{what}: {err.reason}")
+                    elif getattr(exc, "status_code", None) is not None and isinstance(err, TargetError):
+                        gate.success()  # the service answered; the request was at fault
                 if isinstance(err, TargetError):
                     self.stats["failures"] += 1
                     raise err from exc
@@ -553,14 +573,28 @@ class AzureTarget:
                     self.stats["throttled"] += 1
                 if attempt >= self.retries:
                     self.stats["failures"] += 1
-                    raise TargetError(f"{what} failed after {attempt + 1} attempt(s): {err.reason}") \
-                        from exc
+                    raise TargetUnavailableError(
+                        f"{what} failed after {attempt + 1} attempt(s): {err.reason}",
+                        counted=gate is not None and err.unreachable) from exc
                 delay = self._delay(attempt, err.retry_after)
                 attempt += 1
                 self.stats["retries"] += 1
                 log.debug("%s: %s; retry %d/%d in %.3f s", what, err.reason, attempt, self.retries,
                           delay)
-                await asyncio.sleep(delay)
+                await self._backoff(delay)
+
+    async def _backoff(self, seconds: float) -> None:
+        """Sleep before a retry; wake early when the retry gate closes (no wait is wasted)."""
+        gate = self.retry_gate
+        if gate is None:
+            await asyncio.sleep(seconds)
+            return
+        end = time.monotonic() + seconds
+        while gate.allow() is None:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            await asyncio.sleep(min(left, 0.05))
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -608,11 +642,11 @@ class AzureTarget:
                                f"{type(exc).__name__}: {_service_message(exc)}; "
                                f"{self._credentials_hint()}")
         if isinstance(exc, ServiceResponseError):
-            return _Retryable(f"connection dropped ({type(exc).__name__})")
+            return _Retryable(f"connection dropped ({type(exc).__name__})", unreachable=True)
         if isinstance(exc, ServiceRequestError):
-            return _Retryable(f"connection failed ({type(exc).__name__}: {exc})")
+            return _Retryable(f"connection failed ({type(exc).__name__}: {exc})", unreachable=True)
         if isinstance(exc, ConnectionError | OSError):
-            return _Retryable(f"connection error ({type(exc).__name__})")
+            return _Retryable(f"connection error ({type(exc).__name__})", unreachable=True)
         return TargetError(f"{what} failed: {type(exc).__name__}: {exc}")
 
     # ---- search -------------------------------------------------------------------
