@@ -69,7 +69,15 @@ class ResolvedValue(_Record):
     where it came from: ``literal``, ``constant:NAME``, ``import:module.NAME``,
     ``local:NAME``, ``parameter:NAME``, ``fstring``, ``concat``, ``call:NAME``,
     ``rest_body``, ``vector_query@file:line`` (folded in from a vector query),
-    ... `from_fstring` marks strings built by interpolation (f-string,
+    ``env:NAME`` (the default of `os.getenv("NAME", "3")`), ``settings:Class.field``
+    (a pydantic-settings / dataclass / model field default), ``default:NAME``
+    (a function parameter's default), ``attribute:self.x``, ``library_default:...``
+    (a framework's documented default, e.g. LangChain's `k=4`),
+    ... `provenance` is the file:line the value was read from (the default, the
+    constant, the `self.x = ...` in `__init__`), empty for a literal at the call;
+    `override` says what can replace a default at run time (``env:TOP_K``,
+    ``request:overrides.get('top')``, ``parameter:k``, ``constructor:top_k``),
+    empty when nothing can. `from_fstring` marks strings built by interpolation (f-string,
     template literal, `str.format`, `%`) and `fstring_vars` the expressions
     they interpolate (also those of strings concatenated with variables).
     """
@@ -80,6 +88,13 @@ class ResolvedValue(_Record):
     expression: str = ""
     from_fstring: bool = False
     fstring_vars: tuple[str, ...] = ()
+    provenance: str = ""
+    override: str = ""
+
+    @property
+    def is_default(self) -> bool:
+        """A default that something else (the environment, the request, a caller) can override."""
+        return bool(self.override)
 
     def __repr__(self) -> str:
         mark = "" if self.resolved else "?"
@@ -102,6 +117,7 @@ class SearchCallSite(_Record):
     language: str = "python"
     call: str = ""
     is_async: bool = False
+    cell: str = ""
 
     def param(self, name: str) -> ResolvedValue | None:
         """The resolved parameter `name`, or None when the call does not pass it."""
@@ -131,6 +147,7 @@ class LLMCallSite(_Record):
     module: str = ""
     language: str = "python"
     call: str = ""
+    cell: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,6 +204,7 @@ class SecurityFilterSite(_Record):
     fstring: bool
     fields: tuple[str, ...] = ()
     language: str = "python"
+    cell: str = ""
 
     @property
     def injection_risk(self) -> bool:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.codescan import _common as C
+from ragdiag.codescan.core import scanner_for
 from ragdiag.codescan.model import (
     BudgetConstant,
     Builder,
@@ -43,21 +44,19 @@ from ragdiag.errors import InputDataError
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".tox",
                        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hg", ".svn", ".next",
                        ".idea", ".vscode", "site-packages"})
-PY_SUFFIXES = (".py",)
-JS_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 #: Source files that may hold retrieval code but that the scanner cannot read: reported as skipped.
 UNSUPPORTED_SUFFIXES = (".java", ".cs", ".go", ".rb", ".php", ".kt", ".scala", ".rs", ".vue", ".svelte",
-                        ".ipynb", ".swift", ".fs", ".r")
+                        ".swift", ".fs", ".r")
 #: Call-site kinds that send Azure AI Search requests (compared by `drift`).
 AZURE_KINDS = ("azure_search", "rest_search")
 
 
 def _kind_of(rel: str) -> str | None:
+    """The language scanner's name for `rel`, ``unsupported``, ``prompt`` or None (not a file to read)."""
+    scanner = scanner_for(rel)
+    if scanner is not None:
+        return scanner.name
     lower = rel.lower()
-    if lower.endswith(PY_SUFFIXES):
-        return "python"
-    if lower.endswith(JS_SUFFIXES):
-        return "js"
     if lower.endswith(UNSUPPORTED_SUFFIXES):
         return "unsupported"
     if is_prompt_file(rel.rsplit("/", 1)[-1]):
@@ -106,14 +105,9 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
-        if kind == "python":
-            from ragdiag.codescan.python_scan import scan_python
-
-            return scan_python(project, rel, text)
-        if kind == "js":
-            from ragdiag.codescan.js_scan import scan_js
-
-            return scan_js(project, rel, text)
+        scanner = scanner_for(rel) if kind != "prompt" else None
+        if scanner is not None:
+            return scanner.scan(project, rel, text)
         result = C.FileResult(scanned=True)
         result.prompt_rules.extend(prompt_rules(text, file=rel))
         return result
