@@ -28,6 +28,14 @@ class FileResult:
     prompt_rules: list[PromptRule] = field(default_factory=list)
     security_filters: list[SecurityFilterSite] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    acl_sites: list[Any] = field(default_factory=list)
+    fail_open: list[Any] = field(default_factory=list)
+    delegated: list[Any] = field(default_factory=list)
+    thresholds: list[Any] = field(default_factory=list)
+    budget_units: list[Any] = field(default_factory=list)
+    agent_graphs: list[Any] = field(default_factory=list)
+    frontend_defaults: list[Any] = field(default_factory=list)
+    functions: list[Any] = field(default_factory=list)   # classify.FuncNode: the light call graph
     scanned: bool = True
 
 
