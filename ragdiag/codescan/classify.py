@@ -51,10 +51,10 @@ _ADMIN_PATH = re.compile(r"(^|/)(admin|maintenance|migrations?|ops)(/|$)|(^|/)[^
 _SCRIPT_PATH = re.compile(r"(^|/)(scripts?|tools|bin|notebooks?|samples?|examples?|demos?|docs|workshop|infra|"
                           r"deploy\w*)(/|$)|\.ipynb$", re.I)
 _ADMIN_FUNC = re.compile(r"(^|[._])(delete|remove|purge|backup|restore|reindex|re_index|migrat|cleanup|clear|"
-                         r"drop|export|dump|count|list_all|admin)", re.I)
+                         r"drop|export|dump|count|list_all|admin|load_chunks|get_all|fetch_all|iterate_all)", re.I)
 _INGEST_FUNC = re.compile(r"(^|[._])(ingest|upload|index_(docs|documents|files|chunks)|create_index|load_(docs|data|"
                           r"documents)|add_documents|seed|populate|embed_documents|update_embeddings|"
-                          r"prep|build_index|setup_index)", re.I)
+                          r"prepdocs|prep_docs|prepare_(docs|documents|index|data)|build_index|setup_index)", re.I)
 _TEST_FUNC = re.compile(r"(^|[._])test_|^Test", re.I)
 _EVAL_FUNC = re.compile(r"(^|[._])(evaluat|eval_|run_eval|score_|benchmark)", re.I)
 
@@ -203,9 +203,10 @@ class CallGraph:
         stack = list(seeds)
         while stack:
             n = stack.pop()
+            lang = _lang(n.file)
             for called in n.calls:
                 for target in self.by_name.get(called, ()):
-                    if id(target) not in seen and target.name != "<module>":
+                    if id(target) not in seen and target.name != "<module>" and _lang(target.file) == lang:
                         seen[id(target)] = seen[id(n)]
                         stack.append(target)
         return seen
@@ -235,12 +236,18 @@ class CallGraph:
         return None
 
 
+def _lang(rel: str) -> str:
+    return "js" if rel.lower().endswith((".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")) else "py"
+
+
 def path_class(rel: str) -> tuple[str | None, str]:
     """(class, reason) from the path alone; (None, "") when the path says nothing."""
     if _TEST_PATH.search(rel):
         return "test", "test path"
     if _EVAL_PATH.search(rel):
         return "evaluation", "evaluation path"
+    if rel.lower().endswith(".ipynb"):
+        return "script", "notebook"
     if _ADMIN_PATH.search(rel):
         return "admin", "admin path"
     if _INGEST_PATH.search(rel):
@@ -251,7 +258,7 @@ def path_class(rel: str) -> tuple[str | None, str]:
 
 
 def classify(file: str, function: str, line: int, graph: CallGraph | None, *, search_text: object = None,
-             call: str = "") -> tuple[str, str]:
+             call: str = "", vector: bool = False) -> tuple[str, str]:
     """(class, reason) of a site at `file:line` in `function` (see the module docstring)."""
     by_path, why = path_class(file)
     if by_path in ("test", "evaluation"):
@@ -259,8 +266,8 @@ def classify(file: str, function: str, line: int, graph: CallGraph | None, *, se
     func_last = function.rsplit(".", 1)[-1]
     if _TEST_FUNC.search(func_last):
         return "test", f"test function {function}"
-    if isinstance(search_text, str) and search_text.strip() == "*":
-        return "admin", "'*' query (lists the index)"
+    if isinstance(search_text, str) and search_text.strip() in ("*", "") and not vector:
+        return "admin", f"{search_text.strip() or 'empty'!r} query without vectors (lists the index)"
     if re.search(r"delete|upload|merge_or_upload|index_documents", call or "", re.I):
         return ("admin" if "delete" in call.lower() else "ingestion"), f"calls {call}"
     if _ADMIN_FUNC.search(func_last):

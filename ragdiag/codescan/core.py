@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ragdiag.codescan import _common as C
+from ragdiag.codescan.model import SecurityFilterSite
 from ragdiag.codescan.values import Val, lit, unknown
 
 
@@ -222,8 +223,8 @@ class Resolver(ABC):
             return unknown(f"parameter:{param.name}", param.name, node, ctx)
         key = ("default", mod.rel, id(func), param.name)
         v = self.guarded(key, node, ctx, lambda: self.resolve(param.default, Ctx(mod)), f"parameter:{param.name}")
-        if not v.resolved or v.kind not in ("scalar", "list", "dict"):
-            return unknown(f"parameter:{param.name}", param.name, node, ctx)
+        if not v.resolved or v.kind not in ("scalar", "list", "dict") or (v.kind == "scalar" and v.value is None):
+            return unknown(f"parameter:{param.name}", param.name, node, ctx).copy(override=f"parameter:{param.name}")
         return v.copy(source=f"default:{param.name}", prov=v.prov or self.where(mod, param.default),
                       override=v.override or f"parameter:{param.name}")
 
@@ -311,6 +312,34 @@ class Resolver(ABC):
                              override=f"{kind}:{what}"[:160], node=node, ctx=ctx, expr=expr)
 
 
+def security_filter_site(file: str, line: int, function: str, expression: str, text: str, vars: tuple[str, ...],
+                         related: dict[str, list[str]], fields: tuple[str, ...], language: str,
+                         escaped_call: bool = False) -> SecurityFilterSite:
+    """A `SecurityFilterSite` from a resolved filter string, the same way in every language.
+
+    `related` maps each interpolated expression to the texts it comes from
+    (itself, the value it was assigned); an expression counts as escaped when
+    one of them passes through an escaping helper.
+    """
+    texts = [t for ts in related.values() for t in ts]
+    interpolated = bool(vars)
+    escaped = escaped_call or all(any(C.ESCAPE_TEXT_RE.search(t) for t in ts) for ts in related.values())
+    return SecurityFilterSite(
+        file=file, line=line, function=function or "<module>", expression=expression,
+        uses_search_in="search.in(" in text, escaped=escaped,
+        from_identity=any(C.is_identity_expr(t) for t in texts) if interpolated else None,
+        from_request=any(C.is_request_expr(t) for t in texts) if interpolated else None,
+        fstring=interpolated and not escaped_call, fields=fields, language=language,
+        from_llm=any(C.LLM_ARG_RE.search(t) for t in texts) if interpolated else None)
+
+
+def security_fields(literal: str, source: str) -> tuple[str, ...]:
+    """Security fields a filter string filters on: named in its literal text, or held in a variable."""
+    found = {(m.group(1) or m.group(2)) for m in C.SECURITY_FILTER_RE.finditer(literal)}
+    found |= {"{" + m.group(1).strip() + "}" for m in C.VAR_FIELD_FILTER_RE.finditer(source)}
+    return tuple(sorted(found))
+
+
 class LanguageScanner(ABC):
     """The contract of a language scanner: which files it reads, and what one file yields."""
 
@@ -351,4 +380,4 @@ def scanner_for(rel: str) -> LanguageScanner | None:
 
 
 __all__ = ["Ctx", "LanguageScanner", "Local", "ModuleIndex", "Param", "Resolver", "Store", "lit", "register",
-           "scanner_for", "scanners"]
+           "scanner_for", "scanners", "security_fields", "security_filter_site"]

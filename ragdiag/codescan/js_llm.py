@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ragdiag.codescan import _common as C
+from ragdiag.codescan.core import security_fields, security_filter_site
 from ragdiag.codescan.js_index import (
     args_of,
     field,
@@ -18,7 +19,7 @@ from ragdiag.codescan.js_index import (
     text,
     walk_all,
 )
-from ragdiag.codescan.model import CitationCheck, LLMCallSite, SecurityFilterSite
+from ragdiag.codescan.model import CitationCheck, LLMCallSite
 from ragdiag.codescan.values import Val, lit
 
 LLM_METHODS = frozenset({"invoke", "stream", "batch", "call", "predict"})
@@ -131,39 +132,34 @@ class LLMSites:
     # -- strings, citations -------------------------------------------------------------------
     def _string(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None) -> None:
         own = literal_text(node)
-        is_security = bool(C.SECURITY_FILTER_RE.search(own))
+        source = text(node)
+        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{")))
         is_sql = bool(_SQL_RE.search(own)) and bool(_SQL_KEYWORDS.search(own) or "cosine_distance" in own)
         if not (is_security or is_sql):
             return
         v = self.r.resolve(node, self.ctx(funcs, cls))
-        text, _ = C.text_of(v, "js")
+        resolved_text, _ = C.text_of(v, "js")
         if is_sql:
             params: dict[str, Val] = {}
-            m = re.search(r"\blimit\s+(\d+)", text, re.I)
+            m = re.search(r"\blimit\s+(\d+)", resolved_text, re.I)
             if m:
                 params["k"] = lit(int(m.group(1)))
             self.out.search_calls.append(self.site("sql_similarity", node, qual, params, {}, None, "sql"))
         if not is_security:
             return
-        fields = tuple(sorted({(m.group(1) or m.group(2)) for m in C.SECURITY_FILTER_RE.finditer(own)}))
         related: dict[str, list[str]] = {var: [var] for var in v.vars}
         for var in v.vars:
-            if re.fullmatch(r"[A-Za-z_$][\w$]*", var):
+            root = re.match(r"[A-Za-z_$][\w$]*", var)
+            if root:
                 for func in funcs:
-                    entries = [e for e in self.mod.locals_of(func)[0].get(var, ()) if e.kind == "assign"
+                    entries = [e for e in self.mod.locals_of(func)[0].get(root.group(0), ()) if e.kind == "assign"
                                and e.line <= line(node)]
                     if entries:
                         related[var].append(short(entries[-1].value, 400))
                         break
-        texts = [t for ts in related.values() for t in ts]
-        interpolated = bool(v.vars)
-        escaped = all(any(C.ESCAPE_TEXT_RE.search(t) for t in ts) for ts in related.values())
-        self.out.security_filters.append(SecurityFilterSite(
-            file=self.rel, line=line(node), function=qual or "<module>", expression=short(node, 300),
-            uses_search_in="search.in(" in text, escaped=escaped,
-            from_identity=any(C.is_identity_expr(t) for t in texts) if interpolated else None,
-            from_request=any(C.is_request_expr(t) for t in texts) if interpolated else None,
-            fstring=interpolated, fields=fields, language=language(self.rel)))
+        self.out.security_filters.append(security_filter_site(
+            self.rel, line(node), qual, short(node, 300), resolved_text, tuple(v.vars), related,
+            security_fields(own, source.replace("${", "{")), language(self.rel)))
 
     def _citations(self) -> None:
         for qual, fn, _cls in self.functions:

@@ -12,6 +12,7 @@ same-module helper functions returning an object literal.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragdiag.codescan import _common as C
@@ -32,9 +33,13 @@ from ragdiag.codescan.js_index import (
 from ragdiag.codescan.js_llm import _SQL_RE, LLMSites, is_string_expr, language
 from ragdiag.codescan.js_resolve import JSResolver
 from ragdiag.codescan.js_sites import SearchSites
-from ragdiag.codescan.model import BudgetConstant, SearchCallSite, Skipped
+from ragdiag.codescan.model import BudgetConstant, FrontendDefault, SearchCallSite, Skipped
 from ragdiag.codescan.prompts import prompt_rules
 from ragdiag.codescan.values import Val, export
+
+#: State names that hold a retrieval setting (a count, a threshold, a mode, a filter).
+_UI_SETTING = re.compile(r"(?i:top|count|retriev|^k$|threshold|minimum|semantic|rerank|exclude|category|"
+                         r"strict|vectorfield|hybrid|retrievalmode|searchmode)|min[A-Z]|Score")
 
 
 class JSFileScan(SearchSites, LLMSites):
@@ -50,9 +55,11 @@ class JSFileScan(SearchSites, LLMSites):
         self.calls: list[tuple[Any, str, tuple[Any, ...], str | None]] = []
         self.strings: list[tuple[Any, str, tuple[Any, ...], str | None]] = []
         self.prompt_decls: list[tuple[Any, str, tuple[Any, ...], str | None]] = []
+        self.state_decls: list[tuple[Any, Any, str, tuple[Any, ...], str | None]] = []
         self.functions: list[tuple[str, Any, str | None]] = []
         self.typed: dict[str, str] = {}
-        self.want_strings = bool(C.SECURITY_FILTER_RE.search(source) or _SQL_RE.search(source))
+        self.want_strings = bool(C.SECURITY_FILTER_RE.search(source) or _SQL_RE.search(source)
+                                 or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{")))
         self.azure_openai = "AzureOpenAI" in source
         self.langchain = "@langchain" in source or "langchain" in source
         self.llamaindex = "llamaindex" in source or "llama-index" in source
@@ -106,6 +113,11 @@ class JSFileScan(SearchSites, LLMSites):
                 self.typed[n] = tag
         if "prompt" in n.lower() and value.type in ("string", "template_string", "binary_expression"):
             self.prompt_decls.append((value, qual, funcs, cls))
+        if name.type == "array_pattern" and value.type == "call_expression" and \
+                text(field(value, "function")).rsplit(".", 1)[-1] in ("useState", "useRef", "signal"):
+            first = next((c for c in name.named_children if c.type == "identifier"), None)
+            if first is not None and _UI_SETTING.search(text(first)):
+                self.state_decls.append((first, value, qual, funcs, cls))
 
     def _assignment(self, node: Any) -> None:
         left = field(node, "left") or field(node, "name") or field(node, "property")
@@ -177,7 +189,26 @@ class JSFileScan(SearchSites, LLMSites):
             if v.is_str and v.value:
                 self.out.prompt_rules.extend(prompt_rules(v.value, file=self.rel, first_line=line(value)))
         self._citations()
+        self._frontend_defaults()
         return self.out
+
+    def _frontend_defaults(self) -> None:
+        """React state holding a retrieval setting, and the request key it is sent as."""
+        for ident, value, _qual, funcs, cls in self.state_decls:
+            name = text(ident)
+            args = args_of(value)
+            v = self.r.resolve(args[0], self.ctx(funcs, cls)) if args else None
+            if v is None or not v.resolved or v.kind != "scalar" or v.value is None:
+                continue
+            m = re.search(rf"([A-Za-z_$][\w$]*)\s*:\s*{re.escape(name)}\b(?!\s*\()", self.source) or \
+                re.search(rf"[{{,]\s*({re.escape(name)})\s*[,}}]", self.source)
+            if m is None and isinstance(v.value, bool):
+                continue
+            self.out.frontend_defaults.append(FrontendDefault(
+                file=self.rel, line=line(ident), name=name,
+                value=export(v.copy(source=f"ui_state:{name}", prov=f"{self.rel}:{line(ident)}",
+                                    override=f"ui:{name}")),
+                sent_as=m.group(1) if m else "", language=language(self.rel)))
 
     def _budget_constants(self) -> None:
         for name, (value, _line) in self.mod.constants.items():

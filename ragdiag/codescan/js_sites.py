@@ -9,8 +9,10 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
-from ragdiag.codescan.js_index import args_of, field, text
-from ragdiag.codescan.values import Val
+from ragdiag.codescan.js_index import args_of, field, line, text
+from ragdiag.codescan.js_llm import language
+from ragdiag.codescan.model import AclSite, DelegatedRetrieval
+from ragdiag.codescan.values import Val, export
 
 HTTP_FUNCS = frozenset({"fetch", "$fetch", "ofetch", "ky", "got", "axios", "request"})
 HTTP_METHODS = frozenset({"post", "get", "put", "patch", "request"})
@@ -90,14 +92,16 @@ class SearchSites:
         url_val = first
         body: Val | None = None
         query: Val | None = None
+        headers: Val | None = None
         if first.kind == "dict":  # axios(config) / client.request(config)
             url_val = first.items.get("url") if first.items else None
             body = first.get("data") or first.get("body") or first.get("json")
             query = first.get("params")
+            headers = first.get("headers")
         if url_val is None:
             return
         text, _ = C.text_of(url_val, "js")
-        if "docs/search" not in text:
+        if "docs/search" not in text and "/retrieve" not in text and "/chat/completions" not in text:
             return
         if body is None and len(args) >= 2:
             second = self.r.resolve(args[1], ctx)
@@ -106,8 +110,15 @@ class SearchSites:
                     and not (set(second.items) & {"search", "vectorQueries", "top", "filter"}):
                 body = second.items.get("body") or second.items.get("json") or second.items.get("data")
                 query = second.items.get("params")
+                headers = second.items.get("headers")
             else:
                 body = second
+        if len(args) >= 3 and headers is None:
+            third = self.r.resolve(args[2], ctx)
+            headers = third.get("headers") if third.kind == "dict" else None
+        if "docs/search" not in text:
+            self._js_delegated(node, qual, text, body, headers, name, is_async)
+            return
         params: dict[str, Val] = {}
         channels: dict[str, str | None] = {}
         builder = None
@@ -117,8 +128,72 @@ class SearchSites:
                 params.update(p)
                 channels.update(ch)
                 builder = builder or src.builder
+                if src.items and "search" in src.items:
+                    params["search_text"] = src.items["search"]
+        qsa = _header(headers, "x-ms-query-source-authorization")
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
                                                is_async))
+        self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _js_delegated(self, node: Any, qual: str, url: str, body: Val | None, headers: Val | None, name: str,
+                      is_async: bool) -> None:
+        """REST `.../retrieve` (agentic retrieval) and `/chat/completions` with `data_sources` (On your data)."""
+        settings: dict[str, Val] = {}
+        if "/retrieve" in url and ("agents" in url or "knowledge" in url):
+            kind, framework = "agentic_retrieval", "azure_search_knowledge_agent"
+            if body is not None and body.kind == "dict":
+                for k in ("targetIndexParams", "knowledgeSourceParams"):
+                    v = body.get(k)
+                    if v is not None and v.kind == "list" and v.elems:
+                        for key in ("rerankerThreshold", "filterAddOn", "maxDocsForReranker"):
+                            got = v.elems[0].get(key)
+                            if got is not None:
+                                settings[key] = got
+        else:
+            sources = body.get("data_sources") or body.get("dataSources") if body is not None and \
+                body.kind == "dict" else None
+            if sources is None:
+                return
+            kind, framework = "on_your_data", "azure_openai"
+            first = sources.elems[0] if sources.kind == "list" and sources.elems else None
+            parameters = first.get("parameters") if first is not None and first.kind == "dict" else None
+            if parameters is not None and parameters.kind == "dict":
+                for key in ("top_n_documents", "topNDocuments", "strictness", "in_scope", "inScope", "filter",
+                            "query_type", "queryType", "semantic_configuration"):
+                    got = parameters.get(key)
+                    if got is not None:
+                        settings[key] = got
+        qsa = _header(headers, "x-ms-query-source-authorization")
+        params: dict[str, Val] = {}
+        for src, dst in (("top_n_documents", "top"), ("topNDocuments", "top"), ("filter", "filter"),
+                         ("filterAddOn", "filter")):
+            if src in settings:
+                params[dst] = settings[src]
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
+        self.out.search_calls.append(self.site(kind, node, qual, params, {}, None, name, is_async))
+        self.out.delegated.append(DelegatedRetrieval(
+            file=self.rel, line=line(node), function=qual or "<module>", kind=kind, framework=framework,
+            store="azure_search", settings={k: export(v) for k, v in settings.items()}, call=name,
+            language=language(self.rel)))
+        self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _js_acl(self, site: Any, node: Any, qual: str) -> None:
+        """The permission trimming of a JS/TS request: the token header, or a security clause in the filter."""
+        qsa = site.params.get("query_source_authorization")
+        mechanisms = []
+        if qsa is not None:
+            mechanisms.append(("query_source_authorization", qsa.expression or "x-ms-query-source-authorization"))
+        f = site.params.get("filter")
+        if f is not None and (C.SECURITY_FILTER_RE.search(str(f.value or "")) or C.SECURITY_NAME_RE.search(
+                f.expression or "")):
+            mechanisms.append(("odata_filter", str(f.value or f.expression)[:200]))
+        for mech, detail in mechanisms:
+            self.out.acl_sites.append(AclSite(
+                file=self.rel, line=site.line, function=site.function, mechanism=mech, detail=detail,
+                site=site.location, language=language(self.rel)))
 
     def _search(self, node: Any, qual: str, ctx: Ctx, name: str, receiver: str, args: list[Any],
                 is_async: bool) -> None:
@@ -178,3 +253,12 @@ class SearchSites:
         self.out.search_calls.append(self.site("azure_search", node, qual, params, channels, builder, name,
                                                is_async))
 
+
+
+def _header(headers: Val | None, name: str) -> Val | None:
+    if headers is None or headers.kind != "dict" or not headers.items:
+        return None
+    for k, v in headers.items.items():
+        if k.lower() == name:
+            return v
+    return None

@@ -214,6 +214,7 @@ class SecurityFilterSite(_Record):
     cell: str = ""
     site_class: str = "request"
     class_reason: str = ""
+    from_llm: bool | None = None
 
     @property
     def injection_risk(self) -> bool:

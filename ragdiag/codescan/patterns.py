@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import re
 
-SECURITY_FIELD = r"(?:group_ids?|groups|acls?|oids?|user_ids?|allowed_[A-Za-z0-9_]+|owner_ids?)"
+#: Security field names: the usual ones, and any `*security*`, `*_groups`, `*acl*`, `*permission*`,
+#: `*principal*`, `*_oids` field (`security_group`, `entra_groups`, `doc_acl`, `allowed_principals`...).
+SECURITY_FIELD = (r"(?:group_ids?|groups|acls?|oids?|user_ids?|allowed_[A-Za-z0-9_]+|owner_ids?|"
+                  r"[A-Za-z0-9_]*secur[A-Za-z0-9_]*|[A-Za-z0-9_]+_groups?|groups?_[A-Za-z0-9_]+|"
+                  r"[A-Za-z0-9_]*_acls?|acls?_[A-Za-z0-9_]+|[A-Za-z0-9_]*permission[A-Za-z0-9_]*|"
+                  r"[A-Za-z0-9_]*principal[A-Za-z0-9_]*|[A-Za-z0-9_]+_oids?|readers?|viewers?|"
+                  r"access_?(?:list|groups?|ids?)|tenant_?ids?|visibility)")
 SECURITY_FIELD_RE = re.compile(rf"^{SECURITY_FIELD}$", re.I)
 #: A filter on a security field: `group_ids/any(`, `acl eq `, `search.in(group_ids, ...`.
 SECURITY_FILTER_RE = re.compile(
     rf"\b({SECURITY_FIELD})\s*(?:/\s*(?:any|all)\s*\(|\s+(?:eq|ne)\s)"
     rf"|search\.in\s*\(\s*({SECURITY_FIELD})\b", re.I)
+#: A filter whose field name is held in a variable named like a security field: `{acl_field}/any(`.
+VAR_FIELD_FILTER_RE = re.compile(r"\{\s*([^{}]*?(?:acl|group|secur|oid|permission|principal|access)[^{}]*?)\s*\}"
+                                 r"\s*(?:/\s*(?:any|all)\s*\(|\s+(?:eq|ne)\s)", re.I)
+#: Expressions reading an LLM's tool-call / function-call arguments.
+LLM_ARG_RE = re.compile(r"tool_calls?|function_call|\.arguments\b|tool_input|tool_args|llm_output|model_output|"
+                        r"\bparsed\b|function\.arguments|\bargs\[|\barg\[|\bargs\.get\(", re.I)
+#: Calls obtaining the user's token (on-behalf-of, MSAL, a header).
+TOKEN_CALL_RE = re.compile(r"on_behalf_of|obo|acquire_token|get_token|get_auth|auth_token|user_token|"
+                           r"access_token|token_for|bearer|authorization", re.I)
+#: Conditions that look like they switch permission trimming on or off.
+ACL_TOGGLE_RE = re.compile(r"acl|secur|permission|trim|access_control|enforce|oid|group|authoriz|"
+                           r"query_source|use_.*filter", re.I)
 #: Names of helpers / variables suggesting a security filter ("acl_filter", "security_clause").
 SECURITY_NAME_RE = re.compile(r"acl|secur|permission|trim|access_filter|group_filter", re.I)
 BUDGET_NAME_RE = re.compile(r"(?=.*(?:MAX|BUDGET|LIMIT))(?=.*(?:TOKEN|CHAR|SOURCE|CONTEXT))|_BUDGET|BUDGET_",

@@ -98,6 +98,8 @@ def ctor_tag(ctor: str) -> str | None:
         return "faiss"
     if last in ("SearchClient",):
         return "SearchClient"
+    if last in ("KnowledgeAgentRetrievalClient", "KnowledgeBaseRetrievalClient"):
+        return "AgentClient"
     if last in ("AzureOpenAI", "AsyncAzureOpenAI"):
         return "AzureOpenAI"
     if last in ("OpenAI", "AsyncOpenAI"):

@@ -12,6 +12,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.model import CitationCheck, LLMCallSite
 from ragdiag.codescan.python_index import callee_name, dotted, param_names, unparse, walk_body
+from ragdiag.codescan.values import export
 
 LC_CHAT_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "predict", "apredict", "batch",
                              "abatch"})
@@ -79,14 +80,17 @@ class LLMSites:
         context_vars = tuple(n for n in closure if n not in skip)
         retrieved = any(C.CONTEXT_NAME_RE.search(n) for n in context_vars)
         evidence = self._bound_evidence(func, cls, set(closure), call, 0, set()) if func is not None else []
+        cap_node = next((kw.value for kw in call.keywords if kw.arg in ("max_tokens", "max_completion_tokens",
+                                                                       "max_output_tokens", "max_new_tokens")), None)
+        output_cap = export(self.r.resolve(cap_node, self.ctx(func, cls))) if cap_node is not None else None
         self.out.llm_calls.append(LLMCallSite(
             file=self.rel, line=call.lineno, kind=kind, function=qual or "<module>",
             context_bounded=bool(evidence),
             bound_evidence="; ".join(evidence[:3]) if evidence else
             "no slice, budget comparison or truncation helper on the context in this function "
             "or the same-file functions it calls",
-            context_vars=context_vars, retrieved_context=retrieved, module=mod.dotted, language="python",
-            call=name))
+            context_vars=context_vars, retrieved_context=retrieved, output_cap=output_cap, module=mod.dotted,
+            language="python", call=name))
 
     def _expand_closure(self, func: Any, closure: list[str]) -> list[str]:
         """Names feeding `closure` in `func`: assigned values, `x.append(...)` arguments, loop iterables."""

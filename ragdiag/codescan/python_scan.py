@@ -18,9 +18,13 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx, LanguageScanner, register
 from ragdiag.codescan.model import BudgetConstant, SearchCallSite, Skipped
+from ragdiag.codescan.python_acl import AclPass
+from ragdiag.codescan.python_agents import AgentsPass
 from ragdiag.codescan.python_index import PyModule, ctor_tag, dotted, unparse
 from ragdiag.codescan.python_llm import LLMSites
 from ragdiag.codescan.python_resolve import PyResolver
+from ragdiag.codescan.python_results import ResultsPass
+from ragdiag.codescan.python_retrieval import DelegatedSites
 from ragdiag.codescan.python_sites import SearchSites
 from ragdiag.codescan.python_strings import StringSites, is_string_expr
 from ragdiag.codescan.values import Val, export
@@ -31,7 +35,9 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              "as_query_engine", "as_chat_engine", "retriever", "vectorstore", "hybrid_search", "<->", "<=>",
              "<#>", "cosine_distance", "l2_distance", "max_inner_product", ".create(", "invoke(", ".stream(",
              ".predict(", "completion", ".batch(", "generate_content", ".chat(", ".parse(", "requests",
-             "httpx", "aiohttp", "urllib", ".post(", ".request(", "prompt", "search_in")
+             "httpx", "aiohttp", "urllib", ".post(", ".request(", "prompt", "search_in", "retrieve(",
+             "data_sources", "extra_body", "query_source", "query-source", "azureaisearch", "faiss",
+             "add_node", "rerankerscore", "reranker_score", "score_threshold")
 
 
 def _triggered(source: str) -> bool:
@@ -70,10 +76,13 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 #: Lower-case words marking the lines the collecting walk must visit.
 _LINE_WORDS = (*_KEYWORDS, "searchclient", "openai", "faiss", "vectorstoreindex", "azuresearch", "chroma",
                "pgvector", "chat", "max_marginal_relevance", "l1_distance", "client.", "session.", ".put(",
-               "urlopen", "search.in")
+               "urlopen", "search.in", "score", "distance", "threshold", "token", "len(", "add_edge",
+               "add_conditional_edges", "stategraph", "recursion_limit", "retrieve", "knowledge", "datasource",
+               "documentstore", "vectorstore", "chroma", "pgvector")
 
 
-_SECURITY_WORDS = ("group", "acl", "oid", "user_id", "allowed_", "owner_id", "search.in")
+_SECURITY_WORDS = ("group", "acl", "oid", "user_id", "allowed_", "owner_id", "search.in", "secur", "permission",
+                   "principal", "reader", "viewer", "tenant", "visibility", "access")
 
 
 def _security_offsets(source: str, low: str) -> list[int]:
@@ -117,7 +126,7 @@ def _interesting_lines(source: str) -> list[int]:
 
 
 
-class PyFileScan(SearchSites, LLMSites, StringSites):
+class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, AclPass, ResultsPass, AgentsPass):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
     def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
@@ -134,6 +143,9 @@ class PyFileScan(SearchSites, LLMSites, StringSites):
         self.functions: list[tuple[str, Any, str | None]] = []
         self.typed: dict[str, str] = {}
         self.typed_tail: dict[str, str] = {}
+        self.site_nodes: list[tuple[SearchCallSite, tuple[Any, Any, Any]]] = []
+        self._cur: tuple[Any, Any, Any] = (None, None, None)
+        self._fail_seen: set[tuple[str, str]] = set()
         low = source.lower()
         self.want_strings = any(op in source for op in ("<->", "<=>", "<#>", "cosine_distance")) or \
             bool(_security_offsets(source, low))
@@ -267,11 +279,13 @@ class PyFileScan(SearchSites, LLMSites, StringSites):
     def site(self, kind: str, call: ast.AST, qual: str, params: dict[str, Val],
              channels: dict[str, str | None], builder: str | None, callee: str = "",
              is_async: bool = False) -> SearchCallSite:
-        return SearchCallSite(
+        rec = SearchCallSite(
             file=self.rel, line=call.lineno, kind=kind, function=qual or "<module>",
             module=self.mod.dotted, params={k: export(v) for k, v in params.items()},
             channel_vars=dict(channels), shared_text=C.shared_channels(channels), builder=builder,
             language="python", call=callee, is_async=is_async)
+        self.site_nodes.append((rec, self._cur))
+        return rec
 
     # -- analyses ------------------------------------------------------------------------------
     def run(self) -> C.FileResult:
@@ -284,6 +298,10 @@ class PyFileScan(SearchSites, LLMSites, StringSites):
         for name, value, _qual, func, cls in self.prompt_assigns:
             self._prompt(name, value, func, cls)
         self._citations()
+        self._delegated_pass()
+        self._acl_pass()
+        self._results_pass()
+        self._agents_pass()
         return self.out
 
     def _budget_constants(self) -> None:

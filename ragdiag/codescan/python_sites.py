@@ -18,6 +18,13 @@ SDK_SEARCH_KW = frozenset({"search_text", "vector_queries", "query_type", "seman
                            "semantic_query", "search_fields", "vector_filter_mode", "query_caption",
                            "query_answer", "skip", "order_by", "facets", "search_mode",
                            "scoring_parameters"})
+#: Every keyword the SDK's `search` takes (old betas included): other keywords mean another `search`.
+SDK_ALL_KW = SDK_SEARCH_KW | frozenset({
+    "vector", "vectors", "vector_fields", "top_k", "query_language", "highlight_pre_tag", "highlight_post_tag",
+    "highlight_fields", "headers", "x_ms_query_source_authorization", "query_rewrites", "debug",
+    "semantic_error_mode", "semantic_max_wait_in_milliseconds", "query_speller", "minimum_coverage", "session_id",
+    "timeout", "semantic_fields", "query_caption_highlight_enabled", "query_answer_count",
+    "query_answer_threshold", "query_rewrites_count", "hybrid_search", "scoring_statistics"})
 LC_SEARCH_METHODS = frozenset({"similarity_search", "similarity_search_with_score",
                                "similarity_search_with_relevance_scores", "similarity_search_by_vector",
                                "asimilarity_search", "asimilarity_search_with_score",
@@ -41,6 +48,9 @@ class SearchSites:
         receiver = dotted(f.value) if isinstance(f, ast.Attribute) else None
         ctx = self.ctx(func, cls)
         is_async = id(call) in self.awaited
+        self._cur = (func, cls, call)
+        if self._delegated_call(call, qual, ctx, name, receiver, last, is_async):
+            return
         if last in VECTOR_CTORS:
             self._vector_query(call, qual, ctx, name)
         elif last == "search" and receiver is not None:
@@ -96,7 +106,7 @@ class SearchSites:
             return
         tag = self.type_of(receiver)
         kwnames = {k.arg for k in call.keywords}
-        sdk = bool(kwnames & SDK_SEARCH_KW) or None in kwnames
+        sdk = (bool(kwnames & SDK_SEARCH_KW) and not (kwnames - SDK_ALL_KW - {None})) or None in kwnames
         tail = low.rsplit(".", 1)[-1]
         if tag == "faiss" or (tag is None and "index" in tail and not sdk
                               and (len(call.args) >= 2 or "k" in kwnames)):
@@ -110,8 +120,11 @@ class SearchSites:
             self.out.search_calls.append(self.site("faiss_search", call, qual, params, channels, None, name,
                                                    is_async))
             return
-        if tag == "SearchClient" or sdk or re.search(r"search_?client|searcher", tail) \
-                or (self.imports_azure_search and "client" in tail):
+        local_method = tag is None and self._calls_own_search(
+            call.func.value if isinstance(call.func, ast.Attribute) else None, ctx)
+        if tag == "SearchClient" or sdk or (re.search(r"search_?client", tail) and not local_method) \
+                or (re.search(r"searcher", tail) and self.imports_azure_search and not local_method) \
+                or (self.imports_azure_search and "client" in tail and not local_method):
             self._azure_search(call, qual, ctx, name, is_async)
 
     def _azure_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
@@ -128,6 +141,13 @@ class SearchSites:
             else:
                 kw[k.arg] = self.r.resolve(k.value, ctx)
         params = {C.SDK_PARAMS[k]: v for k, v in kw.items() if k in C.SDK_PARAMS}
+        if "search_text" in kw:
+            params["search_text"] = kw["search_text"]
+        qsa = kw.get("x_ms_query_source_authorization")
+        if qsa is None and kw.get("headers") is not None:
+            qsa = _header(kw["headers"], "x-ms-query-source-authorization")
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
         channels: dict[str, str | None] = {}
         if "search_text" in kw:
             channels["search_text"] = self.ref(kw["search_text"])
@@ -175,10 +195,14 @@ class SearchSites:
                 params["filter"] = self.r.resolve(kw.value, ctx)
             elif kw.arg == "search_type":
                 params["query_type"] = self.r.resolve(kw.value, ctx)
+        for kw in call.keywords:
+            if kw.arg in ("fetch_k", "score_threshold", "lambda_mult"):
+                params[kw.arg] = self.r.resolve(kw.value, ctx)
         channels: dict[str, str | None] = {}
         if call.args:
             key = "vector" if "by_vector" in name else "search_text"
             channels[key] = self.ref(self.r.resolve(call.args[0], ctx), vector=key == "vector")
+        self._library_defaults(params, name, call)
         self.out.search_calls.append(self.site("langchain", call, qual, params, channels, None, name, is_async))
 
     def _as_retriever(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str | None,
@@ -203,6 +227,7 @@ class SearchSites:
                             params[pname] = sk.items[key]
                 else:
                     params["k"] = unknown("search_kwargs", sk.expr)
+        self._library_defaults(params, "llamaindex.as_retriever" if llama else name, call)
         self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", call, qual, params, {},
                                                None, name))
 
@@ -222,11 +247,14 @@ class SearchSites:
         body: Val | None = None
         builder = None
         query: Val | None = None
+        headers: Val | None = None
         for kw in call.keywords:
             if kw.arg in ("json", "data", "content", "body"):
                 body = self.r.resolve(kw.value, ctx)
             elif kw.arg == "params":
                 query = self.r.resolve(kw.value, ctx)
+            elif kw.arg == "headers":
+                headers = self.r.resolve(kw.value, ctx)
         if body is None and len(call.args) >= 2 and last in ("post", "put"):
             body = self.r.resolve(call.args[1], ctx)
         params: dict[str, Val] = {}
@@ -237,6 +265,21 @@ class SearchSites:
                 params.update(p)
                 channels.update(ch)
                 builder = builder or src.builder
+                if src.items and "search" in src.items:
+                    params["search_text"] = src.items["search"]
+        qsa = _header(headers, "x-ms-query-source-authorization") if headers is not None else None
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
                                                is_async))
 
+
+
+def _header(headers: Val | None, name: str) -> Val | None:
+    """The value of header `name` (case-insensitive) in a resolved headers dict, or None."""
+    if headers is None or headers.kind != "dict" or not headers.items:
+        return None
+    for k, v in headers.items.items():
+        if k.lower() == name:
+            return v
+    return None

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ragdiag.codescan import _common as C
-from ragdiag.codescan.model import SecurityFilterSite
+from ragdiag.codescan.core import security_fields, security_filter_site
 from ragdiag.codescan.prompts import prompt_rules
 from ragdiag.codescan.python_index import unparse
 from ragdiag.codescan.values import Val, lit, unknown
@@ -23,10 +23,12 @@ class StringSites:
     # -- strings: security filters, SQL --------------------------------------------------------
     def _string(self, node: ast.AST, qual: str, func: Any, cls: str | None) -> None:
         own = _literal_text(node)
-        is_security = bool(C.SECURITY_FILTER_RE.search(own))
+        source = unparse(node, 2000)
+        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source))
         is_sql = bool(_SQL_RE.search(own)) and bool(_SQL_KEYWORDS.search(own) or "cosine_distance" in own)
         if not (is_security or is_sql):
             return
+        self._cur = (func, cls, node)
         ctx = self.ctx(func, cls)
         v = self.r.resolve(node, ctx)
         text, _ = C.text_of(v, "python")
@@ -39,36 +41,27 @@ class StringSites:
                 params["k"] = unknown("sql parameter", re.search(r"\blimit\s+(\S+)", text, re.I).group(1)
                                       if re.search(r"\blimit\s+(\S+)", text, re.I) else "LIMIT")
             self.out.search_calls.append(self.site("sql_similarity", node, qual, params, {}, None, "sql"))
-        matches = list(C.SECURITY_FILTER_RE.finditer(own))
         if not is_security:
             return
-        fields = tuple(sorted({(m.group(1) or m.group(2)) for m in matches}))
         related: dict[str, list[str]] = {var: [var] for var in v.vars}
         if func is not None:
             assigns, _ = self.mod.locals_of(func)
             for var in v.vars:
-                if re.fullmatch(r"[A-Za-z_]\w*", var):
-                    entries = [e for e in assigns.get(var, ()) if e.line <= node.lineno and e.kind == "assign"]
+                root = re.match(r"[A-Za-z_]\w*", var)
+                if root:
+                    entries = [e for e in assigns.get(root.group(0), ()) if e.line <= node.lineno
+                               and e.kind == "assign"]
                     if entries:
                         related[var].append(unparse(entries[-1].value, 400))
-        texts = [t for ts in related.values() for t in ts]
-        interpolated = bool(v.vars)
-        escaped = all(any(C.ESCAPE_TEXT_RE.search(t) for t in ts) for ts in related.values())
-        self.out.security_filters.append(SecurityFilterSite(
-            file=self.rel, line=node.lineno, function=qual or "<module>", expression=unparse(node, 300),
-            uses_search_in="search.in(" in text, escaped=escaped,
-            from_identity=any(C.is_identity_expr(t) for t in texts) if interpolated else None,
-            from_request=any(C.is_request_expr(t) for t in texts) if interpolated else None,
-            fstring=interpolated, fields=fields, language="python"))
+        self.out.security_filters.append(security_filter_site(
+            self.rel, node.lineno, qual, unparse(node, 300), text, tuple(v.vars), related,
+            security_fields(own, source), "python"))
 
     def _search_in_helper(self, call: ast.Call, qual: str, func: Any, cls: str | None) -> None:
         texts = [unparse(a) for a in call.args[1:]] + [unparse(k.value) for k in call.keywords]
-        self.out.security_filters.append(SecurityFilterSite(
-            file=self.rel, line=call.lineno, function=qual or "<module>", expression=unparse(call, 300),
-            uses_search_in=True, escaped=True,
-            from_identity=any(C.is_identity_expr(t) for t in texts) if texts else None,
-            from_request=any(C.is_request_expr(t) for t in texts) if texts else None,
-            fstring=False, fields=(call.args[0].value,), language="python"))  # type: ignore[attr-defined]
+        self.out.security_filters.append(security_filter_site(
+            self.rel, call.lineno, qual, unparse(call, 300), "search.in(", tuple(texts), {t: [t] for t in texts},
+            (call.args[0].value,), "python", escaped_call=True))  # type: ignore[attr-defined]
 
     # -- prompts and citations -------------------------------------------------------------------
     def _prompt(self, name: str, value: ast.expr, func: Any, cls: str | None) -> None:

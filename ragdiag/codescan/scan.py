@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,10 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         return result
     if text.startswith("\ufeff"):
         text = text[1:]
+    if kind == "js" and _bundled(rel, text):
+        result = C.FileResult(scanned=False)
+        result.skipped.append(Skipped(rel, "minified or bundled build output: not the client's source"))
+        return result
     try:
         scanner = scanner_for(rel) if kind != "prompt" else None
         if scanner is not None:
@@ -105,6 +110,14 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         result = C.FileResult(scanned=False)
         result.skipped.append(Skipped(rel, f"analysis error: {type(exc).__name__}: {exc}"[:300]))
         return result
+
+
+def _bundled(rel: str, text: str) -> bool:
+    """A minified bundle (`*.min.js`, `static/assets/index-3f2a.js`, lines of thousands of characters)."""
+    if ".min." in rel or re.search(r"(^|/)(static/assets|assets/index-|public/build)/?", rel):
+        return True
+    head = text[:20000]
+    return any(len(line) > 2500 for line in head.split("\n", 40)[:40])
 
 
 def _graph_nodes(kind: str, rel: str, text: str) -> list[Any]:
@@ -206,7 +219,7 @@ def _classified(rec: Any, graph: Any) -> Any:
     text = params.get("search_text")
     cls, why = classify(rec.file, getattr(rec, "function", "<module>"), rec.line, graph,
                         search_text=text.value if text is not None and text.resolved else None,
-                        call=getattr(rec, "call", ""))
+                        call=getattr(rec, "call", ""), vector="k" in params)
     return dataclasses.replace(rec, site_class=cls, class_reason=why)
 
 
