@@ -49,7 +49,7 @@ _INGEST_PATH = re.compile(r"(^|/)(ingest\w*|indexing|indexers?|loaders?|prepdocs
 _ADMIN_PATH = re.compile(r"(^|/)(admin|maintenance|migrations?|ops)(/|$)|(^|/)[^/]*(backup|restore|migrat|"
                          r"merge[-_]databases|cleanup|purge|delete)[^/]*$", re.I)
 _SCRIPT_PATH = re.compile(r"(^|/)(scripts?|tools|bin|notebooks?|samples?|examples?|demos?|docs|workshop|infra|"
-                          r"deploy\w*)(/|$)|\.ipynb$", re.I)
+                          r"deploy\w*|(demo|sample|example|quickstart|tutorial)[-_][\w-]+)(/|$)|\.ipynb$", re.I)
 _ADMIN_FUNC = re.compile(r"(^|[._])(delete|remove|purge|backup|restore|reindex|re_index|migrat|cleanup|clear|"
                          r"drop|export|dump|count|list_all|admin|load_chunks|get_all|fetch_all|iterate_all)", re.I)
 _INGEST_FUNC = re.compile(r"(^|[._])(ingest|upload|index_(docs|documents|files|chunks)|create_index|load_(docs|data|"

@@ -204,10 +204,11 @@ class Resolver(ABC):
                 last_assign = i
                 break
         if last_assign is None or last_assign != len(entries) - 1:
-            return unknown(f"local:{name} (reassigned)", name, node, ctx)
+            return self._branches(unknown(f"local:{name} (reassigned)", name, node, ctx), name, entries, inner)
         entry = entries[last_assign]
         if entry.block is not None and not entry.block[0] <= line <= entry.block[1]:
-            return unknown(f"local:{name} ({self.conditional_label})", name, node, ctx)
+            return self._branches(unknown(f"local:{name} ({self.conditional_label})", name, node, ctx), name,
+                                  entries, inner)
         key = ("local", id(inner.funcs[0]), name, entry.line, id(ctx.bindings))
         v = self.guarded(key, node, ctx, lambda: self.resolve(entry.value, inner), f"local:{name}")
         later = [s for s in stores if entry.line < s.line < line]
@@ -216,6 +217,20 @@ class Resolver(ABC):
         elif later:
             v = unknown(f"local:{name} (modified)", name, node, ctx)
         return v.copy(source=f"local:{name}") if v.source in ("literal", "") else v
+
+    def _branches(self, v: Val, name: str, entries: list[Local], inner: Ctx) -> Val:
+        """An unresolvable local assigned in several branches: still say whether some branch interpolates."""
+        vars_: list[str] = []
+        for e in entries:
+            if e.kind != "assign" or e.value is None:
+                continue
+            key = ("branch", id(inner.funcs[0]), name, e.line)
+            b = self.guarded(key, e.value, inner, lambda e=e: self.resolve(e.value, inner), f"local:{name}")
+            if b.fstring:
+                vars_.extend(b.vars)
+        if vars_:
+            return v.copy(fstring=True, vars=tuple(dict.fromkeys(vars_)))
+        return v
 
     def parameter(self, param: Param, mod: Any, func: Any, node: Any, ctx: Ctx) -> Val:
         """A parameter: its default when it has one (overridable by the caller), else unknown."""
@@ -303,11 +318,12 @@ class Resolver(ABC):
     @staticmethod
     def with_fallback(primary: Val, fallback: Val, expr: str, node: Any, ctx: Ctx, where: str) -> Val:
         """`x or 3`, `x ?? 3`, `x if x else 3`: the fallback is the default; `x` can override it."""
-        if primary.resolved or not fallback.resolved or fallback.kind != "scalar":
-            return unknown("conditional", expr, node, ctx)
         what = primary.expr or "?"
-        kind = "request" if C.is_request_expr(what) else (primary.override.split(":", 1)[0]
-                                                          if primary.override else "expression")
+        kind = "request" if (C.is_request_expr(what) or C.CLIENT_DATA_RE.search(what)) else (
+            primary.override.split(":", 1)[0] if primary.override else "expression")
+        if primary.resolved or not fallback.resolved or fallback.kind != "scalar" or fallback.value is None:
+            return unknown("conditional", expr, node, ctx).copy(
+                override=primary.override or (f"{kind}:{what}"[:160] if kind == "request" else ""))
         return fallback.copy(source=f"fallback:{what}"[:120], prov=fallback.prov or where,
                              override=f"{kind}:{what}"[:160], node=node, ctx=ctx, expr=expr)
 

@@ -30,6 +30,10 @@ LLM_ARG_RE = re.compile(r"tool_calls?|function_call|\.arguments\b|tool_input|too
 #: Calls obtaining the user's token (on-behalf-of, MSAL, a header).
 TOKEN_CALL_RE = re.compile(r"on_behalf_of|obo|acquire_token|get_token|get_auth|auth_token|user_token|"
                            r"access_token|token_for|bearer|authorization", re.I)
+#: Request data the client controls (the body, the query string, "overrides").
+CLIENT_DATA_RE = re.compile(r"overrides|request_json|\bbody\b|payload|\bparams\b|query_params|"
+                            r"request\.(json|args|form|query|get_json|values)|req\.body|context\.get\(|"
+                            r"request_body|chat_request|req\.query", re.I)
 #: Conditions that look like they switch permission trimming on or off.
 ACL_TOGGLE_RE = re.compile(r"acl|secur|permission|trim|access_control|enforce|oid|group|authoriz|"
                            r"query_source|use_.*filter", re.I)

@@ -297,10 +297,7 @@ class AclPass:
                            line=f.line)
 
 
-#: Request data the client controls (the body, the query string, "overrides").
-_CLIENT_DATA = re.compile(r"overrides|request_json|\bbody\b|payload|\bparams\b|query_params|"
-                          r"request\.(json|args|form|query|get_json|values)|req\.body|context\.get\(|"
-                          r"request_body|chat_request|req\.query", re.I)
+_CLIENT_DATA = C.CLIENT_DATA_RE
 
 
 def ACL_TEST(test: ast.AST) -> bool:  # noqa: N802 - reads as a predicate on a test expression

@@ -91,7 +91,7 @@ class DelegatedSites:
             base = (dotted(call.func.value) or "").rsplit(".", 1)[-1]
         if base in STORE_CTORS and (base == last or last in STORE_FACTORIES):
             self._store(call, qual, ctx, name, base)
-            return base != "AzureAISearchVectorStore"  # that one is also a LlamaIndex site
+            return True
         if last in HAYSTACK_RETRIEVERS:
             settings = {k.arg: self.r.resolve(k.value, ctx) for k in call.keywords if k.arg}
             params: dict[str, Val] = {}
@@ -227,7 +227,7 @@ class DelegatedSites:
                 cnode = self.mod.classes[cls]
                 self.out.delegated.append(DelegatedRetrieval(
                     file=self.rel, line=cnode.lineno, function=cls, kind="on_your_data", framework="azure_openai",
-                    store="azure_search" if "search" in cls.lower() else "", settings={k: export(v) for k, v in
+                    store=_store_name(cls), settings={k: export(v) for k, v in
                                                                                        settings.items()},
                     defaults={k: v for k, v in OYD_DEFAULTS.items() if k not in settings},
                     call=f"settings class {cls}", language="python"))
@@ -283,3 +283,13 @@ def _default(value: Any, framework: str) -> Val:
 
 
 __all__ = ["DelegatedSites", "LIBRARY_DEFAULTS", "STORE_CTORS", "unparse"]
+
+
+def _store_name(cls: str) -> str:
+    """The data source a settings class configures, from its name."""
+    low = cls.lower()
+    for pattern, store in (("elastic", "elasticsearch"), ("cosmos", "cosmos_db"), ("mongo", "mongo_db"),
+                           ("pinecone", "pinecone"), ("azureml", "azure_ml_index"), ("search", "azure_search")):
+        if pattern in low:
+            return store
+    return ""

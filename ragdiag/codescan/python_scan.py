@@ -97,7 +97,7 @@ def _security_offsets(source: str, low: str) -> list[int]:
             i = low.find(word, (len(low) if end == -1 else end))
     out = []
     for start, end in spans:
-        m = C.SECURITY_FILTER_RE.search(source, start, end)
+        m = C.SECURITY_FILTER_RE.search(source, start, end) or C.VAR_FIELD_FILTER_RE.search(source, start, end)
         if m:
             out.append(m.start())
     return out

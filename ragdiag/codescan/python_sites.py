@@ -141,6 +141,10 @@ class SearchSites:
             else:
                 kw[k.arg] = self.r.resolve(k.value, ctx)
         params = {C.SDK_PARAMS[k]: v for k, v in kw.items() if k in C.SDK_PARAMS}
+        if "top_k" in kw and ("vector" in kw or "vectors" in kw):  # 11.4 betas: vector=..., top_k=...
+            params["k"] = kw["top_k"]
+            if "vector_fields" in kw:
+                params["vector_fields"] = kw["vector_fields"]
         if "search_text" in kw:
             params["search_text"] = kw["search_text"]
         qsa = kw.get("x_ms_query_source_authorization")

@@ -40,6 +40,9 @@ class StringSites:
             elif re.search(r"\blimit\b", text, re.I):
                 params["k"] = unknown("sql parameter", re.search(r"\blimit\s+(\S+)", text, re.I).group(1)
                                       if re.search(r"\blimit\s+(\S+)", text, re.I) else "LIMIT")
+            text_k = self._fulltext_limit(func)
+            if text_k is not None:
+                params["text_k"] = lit(text_k, "sql fulltext LIMIT")
             self.out.search_calls.append(self.site("sql_similarity", node, qual, params, {}, None, "sql"))
         if not is_security:
             return
@@ -56,6 +59,19 @@ class StringSites:
         self.out.security_filters.append(security_filter_site(
             self.rel, node.lineno, qual, unparse(node, 300), text, tuple(v.vars), related,
             security_fields(own, source), "python"))
+
+    def _fulltext_limit(self, func: Any) -> int | None:
+        """The LIMIT of a full-text SQL query (`to_tsvector`, `@@`, `ts_rank`) in the same function: the text pool."""
+        if func is None:
+            return None
+        for n in ast.walk(func):
+            if isinstance(n, (ast.Constant, ast.JoinedStr)):
+                own = _literal_text(n)
+                if re.search(r"to_tsvector|ts_rank|@@|plainto_tsquery|websearch_to_tsquery|bm25", own, re.I):
+                    m = re.search(r"\blimit\s+(\d+)", own, re.I)
+                    if m:
+                        return int(m.group(1))
+        return None
 
     def _search_in_helper(self, call: ast.Call, qual: str, func: Any, cls: str | None) -> None:
         texts = [unparse(a) for a in call.args[1:]] + [unparse(k.value) for k in call.keywords]

@@ -76,8 +76,10 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
     path = project.root / rel
     try:
         size = path.stat().st_size
-        if size > project.max_file_bytes:
-            result.skipped.append(Skipped(rel, f"larger than {project.max_file_bytes:,} bytes ({size:,} bytes)"))
+        # a notebook's size is mostly its outputs (images, tables): only the code cells are read
+        limit = project.max_file_bytes * (25 if kind == "notebook" else 1)
+        if size > limit:
+            result.skipped.append(Skipped(rel, f"larger than {limit:,} bytes ({size:,} bytes)"))
             return result
         data = path.read_bytes()
     except OSError as exc:
