@@ -316,6 +316,16 @@ class Resolver(ABC):
         return default.copy(source=f"env:{var}", prov=where, override=f"env:{var}", node=node, ctx=ctx, expr=expr)
 
     @staticmethod
+    def when(a: Val, b: Val, test: str, expr: str, node: Any, ctx: Ctx, where: str) -> Val | None:
+        """`c ? 50 : undefined`, `50 if c else None`: the value when it is sent at all (None otherwise)."""
+        for value, other in ((a, b), (b, a)):
+            if value.resolved and value.kind == "scalar" and value.value is not None and other.resolved \
+                    and other.kind == "scalar" and other.value is None:
+                return value.copy(source=f"when:{test}"[:120], prov=value.prov or where,
+                                  override=value.override or f"condition:{test}"[:160], node=node, ctx=ctx, expr=expr)
+        return None
+
+    @staticmethod
     def with_fallback(primary: Val, fallback: Val, expr: str, node: Any, ctx: Ctx, where: str) -> Val:
         """`x or 3`, `x ?? 3`, `x if x else 3`: the fallback is the default; `x` can override it."""
         what = primary.expr or "?"

@@ -110,6 +110,10 @@ class JSResolver(Resolver):
             b = self.resolve(field(node, "alternative"), ctx)
             if a.kind == b.kind == "scalar" and a.resolved and b.resolved and a.value == b.value:
                 return a
+            sent = self.when(a, b, short(field(node, "condition"), 80), short(node), node, ctx,
+                             self.where(ctx.mod, node))
+            if sent is not None:
+                return sent
             if b.resolved and not a.resolved:
                 return self.with_fallback(a, b, short(node), node, ctx, self.where(ctx.mod, node))
             if a.resolved and not b.resolved:

@@ -111,6 +111,9 @@ class PyResolver(Resolver):
             if a.kind == b.kind == "scalar" and a.resolved and b.resolved and a.value == b.value:
                 return a
             where = self.where(ctx.mod, node)
+            sent = self.when(a, b, unparse(node.test, 80), unparse(node), node, ctx, where)  # type: ignore[attr-defined]
+            if sent is not None:
+                return sent
             if b.resolved and not a.resolved:
                 return self.with_fallback(a, b, unparse(node), node, ctx, where)
             if a.resolved and not b.resolved:
