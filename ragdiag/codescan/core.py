@@ -221,6 +221,7 @@ class Resolver(ABC):
     def _branches(self, v: Val, name: str, entries: list[Local], inner: Ctx) -> Val:
         """An unresolvable local assigned in several branches: still say whether some branch interpolates."""
         vars_: list[str] = []
+        texts: list[str] = []
         for e in entries:
             if e.kind != "assign" or e.value is None:
                 continue
@@ -228,6 +229,12 @@ class Resolver(ABC):
             b = self.guarded(key, e.value, inner, lambda e=e: self.resolve(e.value, inner), f"local:{name}")
             if b.fstring:
                 vars_.extend(b.vars)
+            if b.is_str:
+                texts.append(b.value)
+            elif not (b.kind == "scalar" and b.resolved and b.value is None):
+                texts.append("\0")  # a branch that is neither a string nor None
+        if len(texts) == 1 and texts[0] != "\0":  # one string branch, the others None: that string, partly
+            v = v.copy(kind="scalar", value=texts[0])
         if vars_:
             return v.copy(fstring=True, vars=tuple(dict.fromkeys(vars_)))
         return v

@@ -439,7 +439,9 @@ class AgentGraph(_Record):
     `rewrite_nodes_touching_filters` rebuild or drop filter state while they
     "improve" the query; `loop_limit` is the evidence of a bound (a
     `recursion_limit`, an iteration counter compared in a conditional edge),
-    empty when none is visible; `filter_logged` says whether a search node
+    empty when none is visible; `loop_limit_effective` is False when the
+    counter the router compares is never advanced by a node on the loop (the
+    bound never trips), None without a loop; `filter_logged` says whether a search node
     logs its filter (or its hash) with the search text.
     """
 
@@ -454,6 +456,7 @@ class AgentGraph(_Record):
     rewrite_nodes_touching_filters: tuple[str, ...] = ()
     has_cycle: bool = False
     loop_limit: str = ""
+    loop_limit_effective: bool | None = None
     filter_logged: bool = False
     language: str = "python"
     cell: str = ""

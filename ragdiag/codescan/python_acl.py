@@ -267,9 +267,14 @@ class AclPass:
                             break
                     if hit:
                         break
-                if hit is None or (hit[0].lineno, "odata_filter") in seen:
+                if hit is None:
                     continue
                 mech = "query_source_authorization" if "query_source" in hit[1] else "odata_filter"
+                end = n.end_lineno or n.lineno
+                if (hit[0].lineno, mech) in seen or any(
+                        x.function == qual and (n.lineno <= x.line <= end or x.enabled_by)
+                        for x in self.out.acl_sites):
+                    continue
                 ctx = Ctx.of(self.mod, fn, cls)
                 enabled_by = self._describe(n.test, ctx)
                 site = SearchCallSite(self.rel, hit[0].lineno, "acl", qual, self.mod.dotted)

@@ -103,9 +103,11 @@ class AgentsPass:
                     rewrite_filters.append(node)
         has_cycle = _cyclic(g["edges"])
         limit = ""
+        effective: bool | None = None
         m = re.search(r"recursion_limit\W+(\d+)", self.source)
         if m:
             limit = f"recursion_limit={m.group(1)}"
+            effective = True
         else:
             for router in g["routers"]:
                 fn = self.mod.functions.get(router)
@@ -115,6 +117,12 @@ class AgentsPass:
                     if isinstance(n, ast.Compare) and _COUNTER.search(unparse(n, 120)) and any(
                             isinstance(x, ast.Constant) and isinstance(x.value, int) for x in ast.walk(n)):
                         limit = f"{router}: {unparse(n, 80)}"
+                        keys = [x.slice.value for x in ast.walk(n) if isinstance(x, ast.Subscript)
+                                and isinstance(x.slice, ast.Constant) and isinstance(x.slice.value, str)
+                                and _COUNTER.search(x.slice.value)]
+                        if keys:
+                            effective, why = self._counter_in_loop(keys[0], g)
+                            limit += why
                         break
                 if limit:
                     break
@@ -122,7 +130,26 @@ class AgentsPass:
             file=self.rel, line=g["line"], function=g["function"], framework="langgraph", nodes=dict(g["nodes"]),
             search_nodes=tuple(search_nodes), unsecured_search_nodes=tuple(unsecured), rewrite_nodes=tuple(rewrites),
             rewrite_nodes_touching_filters=tuple(rewrite_filters), has_cycle=has_cycle, loop_limit=limit,
-            filter_logged=logged, language="python")
+            loop_limit_effective=effective if has_cycle else None, filter_logged=logged, language="python")
+
+    def _counter_in_loop(self, key: str, g: dict[str, Any]) -> tuple[bool, str]:
+        """Is the router's counter `key` written by a node on a cycle? (Else the bound never trips.)"""
+        on_cycle = _cycle_nodes(g["edges"])
+        writers = []
+        for node, fn_name in g["nodes"].items():
+            fn = self.mod.functions.get(fn_name.rsplit(".", 1)[-1])
+            if fn is None:
+                continue
+            for n in walk_body(fn.body):
+                if (isinstance(n, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == key for k in n.keys)) \
+                        or (isinstance(n, (ast.Assign, ast.AugAssign)) and key in unparse(n, 200)):
+                    writers.append(node)
+                    break
+        inside = [w for w in writers if w in on_cycle]
+        if inside:
+            return True, f" (counter {key!r} advanced in the loop by {', '.join(inside)})"
+        return False, (f" (counter {key!r} is never advanced inside the loop"
+                       f"{': only ' + ', '.join(writers) + ' sets it' if writers else ''}; the bound never trips)")
 
     @staticmethod
     def _logs_filter(fn: Any) -> bool:
@@ -154,6 +181,25 @@ def _node_name(value: Any) -> str:
         return value
     text = unparse(value, 40) if isinstance(value, ast.AST) else str(value)
     return "END" if text in ("END", "langgraph.graph.END") else "START" if text == "START" else text
+
+
+def _cycle_nodes(edges: list[tuple[str, str]]) -> set[str]:
+    """Nodes that lie on some cycle (each reaches itself)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    out = set()
+    for start in graph:
+        seen, stack = set(), list(graph.get(start, ()))
+        while stack:
+            n = stack.pop()
+            if n == start:
+                out.add(start)
+                break
+            if n not in seen:
+                seen.add(n)
+                stack.extend(graph.get(n, ()))
+    return out
 
 
 def _cyclic(edges: list[tuple[str, str]]) -> bool:

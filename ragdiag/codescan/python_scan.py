@@ -37,7 +37,8 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              ".predict(", "completion", ".batch(", "generate_content", ".chat(", ".parse(", "requests",
              "httpx", "aiohttp", "urllib", ".post(", ".request(", "prompt", "search_in", "retrieve(",
              "data_sources", "extra_body", "query_source", "query-source", "azureaisearch", "faiss",
-             "add_node", "rerankerscore", "reranker_score", "score_threshold")
+             "add_node", "rerankerscore", "reranker_score", "score_threshold", "top_n_documents", "strictness",
+             "in_scope")
 
 
 def _triggered(source: str) -> bool:
