@@ -32,6 +32,7 @@ request site.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ _ROUTE_DECOS = frozenset({"route", "get", "post", "put", "patch", "delete", "web
                           "app_mention", "command", "message_handler", "on_event"})
 _PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)|^([ \t]*)class[ \t]+(\w+)", re.M)
 _PY_DECO = re.compile(r"^[ \t]*@([\w.]+)", re.M)
-_CALLED = re.compile(r"(?<![\w.])(?:self\.|cls\.|this\.)?(?:[A-Za-z_$][\w$]*\.)*([A-Za-z_$][\w$]*)\s*\(")
+_CALLED = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)[ \t]*\(")
 _REQUEST_METHODS = frozenset({"_run", "_arun", "_get_relevant_documents", "_aget_relevant_documents",
                               "on_message_activity", "on_turn", "invoke", "ainvoke"})
 _REQUEST_BASES = re.compile(r"BaseTool|BaseRetriever|ActivityHandler|TeamsActivityHandler|Resource|View|Handler")
@@ -74,11 +75,12 @@ _JS_ROUTE = re.compile(r"\b(?:app|router|server|api|fastify|route)\.(?:get|post|
                        re.I)
 _JS_FUNC = re.compile(r"(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(|"
                       r"(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>|"
-                      r"^\s*(?:public\s+|private\s+|protected\s+|static\s+|async\s+)*([A-Za-z_$][\w$]*)\s*\([^)]*\)"
-                      r"\s*(?::[^{]*)?\{", re.M)
+                      r"^[ \t]*(?:public[ \t]+|private[ \t]+|protected[ \t]+|static[ \t]+|async[ \t]+)*([A-Za-z_$][\w$]*)"
+                      r"[ \t]*\([^)\n]*\)[ \t]*(?::[^{;\n]*)?\{", re.M)
 _NEXT_HANDLER = re.compile(r"export\s+(?:async\s+)?function\s+(GET|POST|PUT|PATCH|DELETE)\b|"
                            r"export\s+default\s+(?:async\s+)?function")
 _STREAMLIT = re.compile(r"^\s*import streamlit|^\s*from streamlit|\bst\.(?:chat_input|text_input|button)\(", re.M)
+_NEWLINE = re.compile("\n")
 _MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
 _FRONTEND = re.compile(r"(^|/)(frontend|web|webapp|client|ui|src/(pages|components|api))(/|$)|\.(tsx|jsx)$", re.I)
 
@@ -96,91 +98,165 @@ class FuncNode:
     entry: str | None = None      # "request", "script", "test", "evaluation" or None
 
 
+def called_names(text: str, start: int = 0, end: int | None = None) -> set[str]:
+    """Names written just before a `(` in `text[start:end]` (calls, over-approximately; str scans, no regex)."""
+    end = len(text) if end is None else end
+    out: set[str] = set()
+    i = text.find("(", start, end)
+    while i != -1:
+        j = i
+        while j > start and text[j - 1] in " \t":
+            j -= 1
+        k = j
+        while k > start and (text[k - 1].isalnum() or text[k - 1] in "_$"):
+            k -= 1
+        if k < j and not text[k].isdigit():
+            out.add(text[k:j])
+        i = text.find("(", i + 1, end)
+    return out
+
+
+def _py_defs(text: str) -> list[tuple[int, int, int, int, str, bool]]:
+    """(offset of the line, offset of the header end, line index, indent, name, is_class) of each def/class."""
+    found: list[tuple[int, int, int, int, str, bool]] = []
+    for word, is_class in (("def ", False), ("class ", True)):
+        i = text.find(word)
+        while i != -1:
+            start = text.rfind("\n", 0, i) + 1
+            prefix = text[start:i]
+            if (not prefix.strip() or prefix.strip() == "async") and (i == 0 or text[i - 1] in " \t\n"):
+                j = i + len(word)
+                k = j
+                while k < len(text) and (text[k].isalnum() or text[k] == "_"):
+                    k += 1
+                if k > j:
+                    eol = text.find("\n", k)
+                    found.append((start, len(text) if eol == -1 else eol, 0,
+                                  len(prefix) - len(prefix.lstrip()), text[j:k], is_class))
+            i = text.find(word, i + 1)
+    found.sort()
+    out = []
+    line, last = 0, 0
+    for start, eol, _l, indent, name, is_class in found:
+        line += text.count("\n", last, start)
+        last = start
+        out.append((start, eol, line, indent, name, is_class))
+    return out
+
+
 def python_graph(rel: str, text: str) -> list[FuncNode]:
     """Functions of a Python file with the names they call and whether they are entry points."""
-    lines = text.split("\n")
-    defs: list[tuple[int, int, str, bool]] = []   # (line index, indent, name, is_class)
-    for m in _PY_DEF.finditer(text):
-        line = text.count("\n", 0, m.start())
-        if m.group(2):
-            defs.append((line, len(m.group(1).expandtabs()), m.group(2), False))
-        else:
-            defs.append((line, len(m.group(3).expandtabs()), m.group(4), True))
+    defs = _py_defs(text)
+    n_lines = text.count("\n") + 1
     out: list[FuncNode] = []
     stack: list[tuple[int, str, bool]] = []
     bases: dict[str, str] = {}
-    for i, (line, indent, name, is_class) in enumerate(defs):
+    for i, (offset, eol, line, indent, name, is_class) in enumerate(defs):
         while stack and stack[-1][0] >= indent:
             stack.pop()
         if is_class:
-            header = lines[line]
-            bases[name] = header
+            bases[name] = text[offset:eol]
             stack.append((indent, name, True))
             continue
-        end = len(lines)
-        for line2, indent2, _n, _c in defs[i + 1:]:
+        end, end_offset = n_lines, len(text)
+        for offset2, _e, line2, indent2, _n, _c in defs[i + 1:]:
             if indent2 <= indent:
-                end = line2
+                end, end_offset = line2, offset2
                 break
         qual = ".".join([s[1] for s in stack] + [name])
-        body = "\n".join(lines[line:end])
-        calls = {c for c in _CALLED.findall(body) if c != name}
+        calls = called_names(text, eol, end_offset)
+        calls.discard(name)
         entry = None
-        k = line - 1
-        while k >= 0 and lines[k].lstrip().startswith("@"):
-            deco = _PY_DECO.match(lines[k])
+        p = offset - 1
+        while p > 0:  # the decorators above the def
+            q = text.rfind("\n", 0, p) + 1
+            deco_line = text[q:p]
+            if not deco_line.lstrip().startswith("@"):
+                break
+            deco = _PY_DECO.match(deco_line)
             if deco and deco.group(1).rsplit(".", 1)[-1] in _ROUTE_DECOS and (
                     "." in deco.group(1) or deco.group(1) == "tool"):
                 entry = "request"
-            k -= 1
+            p = q - 1
         cls = next((s[1] for s in reversed(stack) if s[2]), None)
         if entry is None and cls and name in _REQUEST_METHODS and _REQUEST_BASES.search(bases.get(cls, "")):
             entry = "request"
-        if entry is None and name == "main" and re.search(r"func\.HttpRequest|HttpRequest", lines[line]):
+        if entry is None and name == "main" and "HttpRequest" in text[offset:eol]:
             entry = "request"
-        if entry is None and _TEST_FUNC.search(name) and _TEST_PATH.search(rel):
+        if entry is None and name.startswith("test") and _TEST_PATH.search(rel):
             entry = "test"
         out.append(FuncNode(rel, name, qual, line + 1, end, calls, entry))
         stack.append((indent, name, False))
-    module_calls = set(_CALLED.findall("\n".join(ln for ln in lines if ln and not ln[0].isspace())))
-    main = _MAIN_BLOCK.search(text)
+    main = _MAIN_BLOCK.search(text) if "__main__" in text else None
     module_entry = None
-    if _STREAMLIT.search(text):
+    if "streamlit" in text and _STREAMLIT.search(text):
         module_entry = "request"
     elif main or _TEST_PATH.search(rel) or _EVAL_PATH.search(rel):
-        if main:
-            module_calls |= set(_CALLED.findall(text[main.start():]))
         module_entry = "test" if _TEST_PATH.search(rel) else "evaluation" if _EVAL_PATH.search(rel) else "script"
-    out.append(FuncNode(rel, "<module>", "<module>", 1, len(lines), module_calls, module_entry))
+    # module-level code may call anything the file calls (an over-approximation that only adds reach)
+    module_calls = called_names(text) if module_entry else set()
+    out.append(FuncNode(rel, "<module>", "<module>", 1, n_lines, module_calls, module_entry))
     return out
 
 
 def js_graph(rel: str, text: str) -> list[FuncNode]:
     """Functions of a JS/TS file (approximate extents) with the names they call; route handlers are entries."""
+    newlines = [m.start() for m in _NEWLINE.finditer(text)]
     starts = []
     for m in _JS_FUNC.finditer(text):
         name = m.group(1) or m.group(2) or m.group(3)
         if name in ("if", "for", "while", "switch", "catch", "function", "return"):
             continue
-        starts.append((text.count("\n", 0, m.start()), name, m.start()))
+        starts.append((bisect.bisect_right(newlines, m.start()), name, m.start()))
     lines_total = text.count("\n") + 1
     out: list[FuncNode] = []
     is_route_file = bool(re.search(r"(^|/)(app|pages)/api/|(^|/)route\.[jt]s$", rel))
     for i, (line, name, pos) in enumerate(starts):
         end_pos = starts[i + 1][2] if i + 1 < len(starts) else len(text)
-        body = text[pos:end_pos]
-        entry = "request" if (is_route_file and _NEXT_HANDLER.search(text[pos:pos + 80])) else None
+        entry = "request" if (is_route_file and _NEXT_HANDLER.search(text, pos, pos + 80)) else None
         out.append(FuncNode(rel, name, name, line + 1, (starts[i + 1][0] if i + 1 < len(starts) else lines_total),
-                            set(_CALLED.findall(body)) - {name}, entry))
+                            called_names(text, pos, end_pos) - {name}, entry))
     module_entry = "request" if (_JS_ROUTE.search(text) or _FRONTEND.search(rel)) else None
     if _TEST_PATH.search(rel):
         module_entry = "test"
-    out.append(FuncNode(rel, "<module>", "<module>", 1, lines_total, set(_CALLED.findall(text)), module_entry))
+    out.append(FuncNode(rel, "<module>", "<module>", 1, lines_total, called_names(text), module_entry))
     if module_entry == "request" and _JS_ROUTE.search(text):
         for f in out:  # handlers passed to app.get(...) are named there
             f.entry = f.entry or ("request" if re.search(rf"\.(?:get|post|put|patch|delete|all|use)\s*\([^)]*\b"
                                                         rf"{re.escape(f.name)}\b", text) else None)
     return out
+
+
+def entry_flags(kind: str, rel: str, text: str) -> frozenset[str]:
+    """Cheap flags of a file: ``request`` (holds a request entry point), ``script`` (a `__main__` block).
+
+    Computed for every file during the scan (str tests, no parse); the call
+    graph is only built when some file has a request entry point, since without
+    one reachability cannot change a site's class.
+    """
+    flags = set()
+    if kind == "python":
+        i = text.find("@")
+        while i != -1:
+            start = text.rfind("\n", 0, i) + 1
+            if not text[start:i].strip():
+                end = text.find("\n", i)
+                deco = _PY_DECO.match(text[start:end if end != -1 else len(text)])
+                if deco and deco.group(1).rsplit(".", 1)[-1] in _ROUTE_DECOS and (
+                        "." in deco.group(1) or deco.group(1) == "tool"):
+                    flags.add("request")
+                    break
+            i = text.find("@", i + 1)
+        if any(w in text for w in ("BaseTool", "BaseRetriever", "ActivityHandler", "HttpRequest")) or (
+                "streamlit" in text and _STREAMLIT.search(text)):
+            flags.add("request")
+        if "__main__" in text:
+            flags.add("script")
+    elif kind == "js":
+        if _FRONTEND.search(rel) or re.search(r"(^|/)(app|pages)/api/|(^|/)route\.[jt]s$", rel) or (
+                ("app." in text or "router." in text or "server." in text) and _JS_ROUTE.search(text)):
+            flags.add("request")
+    return frozenset(flags)
 
 
 class CallGraph:
@@ -288,9 +364,10 @@ def classify(file: str, function: str, line: int, graph: CallGraph | None, *, se
             return "request", f"reachable from {where}"
         if graph is not None and graph.has_request_entries:
             return kind, f"reachable only from {where}"
-    if node is not None and node.name == "<module>" and node.entry == "script":
+    if node is not None and node.name == "<module>" and node.entry == "script" and function == "<module>":
         return "script", "module-level code of a script"
     return "request", "application code"
 
 
-__all__ = ["SITE_CLASSES", "CallGraph", "FuncNode", "classify", "js_graph", "path_class", "python_graph"]
+__all__ = ["SITE_CLASSES", "CallGraph", "FuncNode", "called_names", "classify", "entry_flags", "js_graph",
+           "path_class", "python_graph"]

@@ -58,8 +58,7 @@ class JSFileScan(SearchSites, LLMSites):
         self.state_decls: list[tuple[Any, Any, str, tuple[Any, ...], str | None]] = []
         self.functions: list[tuple[str, Any, str | None]] = []
         self.typed: dict[str, str] = {}
-        self.want_strings = bool(C.SECURITY_FILTER_RE.search(source) or _SQL_RE.search(source)
-                                 or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{")))
+        self.want_strings = bool(_SQL_RE.search(source) or C.security_offsets(source.replace("${", "{")))
         self.azure_openai = "AzureOpenAI" in source
         self.langchain = "@langchain" in source or "langchain" in source
         self.llamaindex = "llamaindex" in source or "llama-index" in source

@@ -37,26 +37,39 @@ def notebook_source(text: str) -> tuple[str, dict[int, tuple[int, int]], list[st
         cells = [c for ws in data.get("worksheets", []) for c in ws.get("cells", [])]
     if not isinstance(cells, list):
         raise ValueError("not a notebook (no cells)")
-    lines: list[str] = []
-    line_map: dict[int, tuple[int, int]] = {}
-    problems: list[str] = []
+    bodies: list[tuple[int, list[str]]] = []
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         body = _cell_text(cell).splitlines()
         if body and body[0].lstrip().startswith("%%"):
             body = [""] * len(body)  # a cell magic: the cell is not Python
-        body = ["" if ln.lstrip().startswith(("%", "!", "?")) else ln for ln in body]
-        try:
-            ast.parse("\n".join(body))
-        except (SyntaxError, ValueError, RecursionError) as exc:
-            problems.append(f"cell {index}: syntax error at line {getattr(exc, 'lineno', '?')}")
-            body = [""] * len(body)
+        bodies.append((index, ["" if ln.lstrip().startswith(("%", "!", "?")) else ln for ln in body]))
+    problems: list[str] = []
+    joined = _join(bodies)
+    try:
+        ast.parse(joined[0])
+    except (SyntaxError, ValueError, RecursionError):
+        # some cell does not parse: find it (and any other), leave those out
+        for k, (index, body) in enumerate(bodies):
+            try:
+                ast.parse("\n".join(body))
+            except (SyntaxError, ValueError, RecursionError) as exc:
+                problems.append(f"cell {index}: syntax error at line {getattr(exc, 'lineno', '?')}")
+                bodies[k] = (index, [""] * len(body))
+        joined = _join(bodies)
+    return joined[0], joined[1], problems
+
+
+def _join(bodies: list[tuple[int, list[str]]]) -> tuple[str, dict[int, tuple[int, int]]]:
+    lines: list[str] = []
+    line_map: dict[int, tuple[int, int]] = {}
+    for index, body in bodies:
         for j, ln in enumerate(body, start=1):
             lines.append(ln)
             line_map[len(lines)] = (index, j)
         lines.append("")  # cells never run into each other
-    return "\n".join(lines) + "\n", line_map, problems
+    return "\n".join(lines) + "\n", line_map
 
 
 def _with_cells(result: C.FileResult, line_map: dict[int, tuple[int, int]]) -> C.FileResult:

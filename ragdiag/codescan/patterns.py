@@ -90,3 +90,27 @@ ESCAPE_TEXT_RE = re.compile(r"(?:escape|quote|sanitiz|search_?in_?any|search_?in
                             r"odata_?string)\w*\s*[()]|\.replace(?:All)?\(\s*(?:/'/g|(['\"])'\1)\s*,\s*(['\"])''\2",
                             re.I)
 
+
+
+#: Filter syntax one of which a line must hold to be tried for a security filter.
+FILTER_MARKERS = (" eq ", " ne ", "/any(", "/all(", "search.in", "/any (", "/all (")
+
+
+def security_offsets(source: str, low: str | None = None) -> list[int]:
+    """Offsets of security-field filters, searched only in the lines that hold filter syntax (fast)."""
+    low = source.lower() if low is None else low
+    spans: set[tuple[int, int]] = set()
+    for word in FILTER_MARKERS:
+        i = low.find(word)
+        while i != -1:
+            start = low.rfind("\n", 0, i) + 1
+            end = low.find("\n", i)
+            end = len(low) if end == -1 else end
+            spans.add((start, end))
+            i = low.find(word, end)
+    out = []
+    for start, end in spans:
+        m = SECURITY_FILTER_RE.search(source, start, end) or VAR_FIELD_FILTER_RE.search(source, start, end)
+        if m:
+            out.append(m.start())
+    return out

@@ -249,8 +249,12 @@ class AclPass:
             return
         seen = {(a.line, a.mechanism) for a in self.out.acl_sites}
         for qual, fn, cls in self.functions:
-            for n in walk_body(fn.body):
-                if not (isinstance(n, ast.If) and ACL_TEST(n.test)):
+            low = self.fn_low(fn)
+            if "if " not in low or not C.ACL_TOGGLE_RE.search(low) or not re.search(
+                    r"filter|query_source|acl|security_?(filter|clause|trim)", low):
+                continue
+            for n in self.mod.nodes_of(fn).get(ast.If, ()):
+                if not ACL_TEST(n.test):
                     continue
                 hit = None
                 for stmt in n.body:

@@ -134,6 +134,7 @@ class PyModule(ModuleIndex):
         self._locals: dict[int, tuple[dict[str, list[Local]], dict[str, list[Store]]]] = {}
         self._params: dict[int, list[Param]] = {}
         self._self_attrs: dict[str, dict[str, list[tuple[Any, ast.expr]]]] = {}
+        self._nodes: dict[int, dict[type, list[Any]]] = {}
         self._index(tree.body)
 
     def _index(self, body: list[ast.stmt]) -> None:
@@ -268,6 +269,17 @@ class PyModule(ModuleIndex):
         result = (dict(assigns), dict(subs))
         self._locals[key] = result
         return result
+
+    def nodes_of(self, func: Any) -> dict[type, list[Any]]:
+        """The nodes of a function's body (not of nested functions), by type: one walk, cached."""
+        key = id(func)
+        cached = self._nodes.get(key)
+        if cached is None:
+            cached = defaultdict(list)
+            for n in walk_body(func.body):
+                cached[type(n)].append(n)
+            self._nodes[key] = cached
+        return cached
 
     def params_of(self, func: Any) -> list[Param]:
         """Parameters of a function (or lambda) with their default nodes and annotations."""

@@ -95,23 +95,7 @@ class LLMSites:
     def _expand_closure(self, func: Any, closure: list[str]) -> list[str]:
         """Names feeding `closure` in `func`: assigned values, `x.append(...)` arguments, loop iterables."""
         assigns, subs = self.mod.locals_of(func)
-        feeders: dict[str, list[ast.AST]] = defaultdict(list)
-        for node in walk_body(func.body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) \
-                    and node.func.attr in ("append", "extend", "insert", "add", "update", "write"):
-                feeders[node.func.value.id].extend([*node.args, *(k.value for k in node.keywords)])
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                feeders[node.target.id].append(node.value)
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
-                touched = {sub.func.value.id for sub in ast.walk(node)
-                           if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                           and isinstance(sub.func.value, ast.Name)
-                           and sub.func.attr in ("append", "extend", "add", "write")}
-                touched |= {sub.target.id for sub in ast.walk(node)
-                            if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name)}
-                for name in touched:
-                    feeders[name].append(node.iter)
+        feeders = self._feeders(func)
         out = list(closure)
         i = 0
         while i < len(out) and len(out) < 80:
@@ -124,6 +108,33 @@ class LLMSites:
                     out.append(extra)
             i += 1
         return out
+
+    def _feeders(self, func: Any) -> dict[str, list[ast.AST]]:
+        """What feeds each local of `func`: `x.append(...)` arguments, `x += ...`, loop iterables (cached)."""
+        cache = self.__dict__.setdefault("_feeders_cache", {})
+        if id(func) in cache:
+            return cache[id(func)]
+        feeders: dict[str, list[ast.AST]] = defaultdict(list)
+        grow = ("append", "extend", "add", "write")
+        nodes = self.mod.nodes_of(func)
+        for node in nodes.get(ast.Call, ()):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and node.func.attr in (*grow, "insert", "update"):
+                feeders[node.func.value.id].extend([*node.args, *(k.value for k in node.keywords)])
+        for node in nodes.get(ast.AugAssign, ()):
+            if isinstance(node.target, ast.Name):
+                feeders[node.target.id].append(node.value)
+        loops = [*nodes.get(ast.For, ()), *nodes.get(ast.AsyncFor, ())]
+        if loops:
+            growing = [(n.lineno, n.func.value.id) for n in nodes.get(ast.Call, ())
+                       if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.attr in grow]
+            growing += [(n.lineno, n.target.id) for n in nodes.get(ast.AugAssign, ()) if isinstance(n.target, ast.Name)]
+            for loop in loops:
+                first, last = loop.lineno, loop.end_lineno or loop.lineno
+                for name in {nm for ln, nm in growing if first <= ln <= last}:
+                    feeders[name].append(loop.iter)
+        cache[id(func)] = feeders
+        return feeders
 
     def _bound_evidence(self, func: Any, cls: str | None, closure: set[str], skip: ast.AST | None,
                         depth: int, seen: set[int]) -> list[str]:

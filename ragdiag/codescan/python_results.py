@@ -17,7 +17,7 @@ from typing import Any
 
 from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.model import BudgetUnitIssue, ClientThreshold
-from ragdiag.codescan.python_index import callee_name, dotted, unparse, walk_body
+from ragdiag.codescan.python_index import callee_name, dotted, unparse
 from ragdiag.codescan.values import export, unknown
 
 SCORE_KEY = re.compile(r"reranker_?score|rerankerscore|@search\.score|^score$|_score$|^relevance|similarity|"
@@ -69,9 +69,11 @@ class ResultsPass:
         want_scores = any(w in low for w in ("score", "distance", "similarity", "threshold"))
         want_tokens = "token" in low
         for qual, fn, cls in self.functions:
-            if want_scores:
+            low = self.fn_low(fn) if (want_scores or want_tokens) else ""
+            if want_scores and any(w in low for w in ("score", "distance", "similarity", "threshold", "dist")) \
+                    and any(op in low for op in (">", "<")):
                 self._thresholds(qual, fn, cls, sites_by_func, distance_store)
-            if want_tokens:
+            if want_tokens and "token" in low and "len(" in low:
                 self._units(qual, fn)
         for site, _cur in self.site_nodes:
             p = site.params.get("score_threshold")
@@ -92,12 +94,13 @@ class ResultsPass:
     def _thresholds(self, qual: str, fn: Any, cls: str | None, sites_by_func: dict[str, list[Any]],
                     distance_store: bool) -> None:
         ctx = Ctx.of(self.mod, fn, cls)
+        nodes = self.mod.nodes_of(fn)
         skip_ifs: dict[int, bool] = {}
-        for n in walk_body(fn.body):
-            if isinstance(n, ast.If) and all(isinstance(b, (ast.Continue, ast.Break)) for b in n.body):
+        for n in nodes.get(ast.If, ()):
+            if all(isinstance(b, (ast.Continue, ast.Break)) for b in n.body):
                 skip_ifs[id(n.test)] = True
-        for n in walk_body(fn.body):
-            if not isinstance(n, ast.Compare) or len(n.ops) != 1 or type(n.ops[0]) not in _OPS:
+        for n in nodes.get(ast.Compare, ()):
+            if len(n.ops) != 1 or type(n.ops[0]) not in _OPS:
                 continue
             left, right, op = n.left, n.comparators[0], type(n.ops[0])
             field = _score_field(left)
@@ -129,7 +132,8 @@ class ResultsPass:
                 evidence=unparse(n, 120), language="python"))
 
     def _units(self, qual: str, fn: Any) -> None:
-        for n in walk_body(fn.body):
+        nodes = self.mod.nodes_of(fn)
+        for n in [*nodes.get(ast.BinOp, ()), *nodes.get(ast.Compare, ())]:
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub):
                 left = dotted(n.left) or ""
                 if _TOKEN_NAME.search(left) and not _CHAR_NAME.search(left.rsplit(".", 1)[-1]) \

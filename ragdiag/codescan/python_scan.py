@@ -77,31 +77,13 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 #: Lower-case words marking the lines the collecting walk must visit.
 _LINE_WORDS = (*_KEYWORDS, "searchclient", "openai", "faiss", "vectorstoreindex", "azuresearch", "chroma",
                "pgvector", "chat", "max_marginal_relevance", "l1_distance", "client.", "session.", ".put(",
-               "urlopen", "search.in", "score", "distance", "threshold", "token", "len(", "add_edge",
+               "urlopen", "search.in", "add_edge",
                "add_conditional_edges", "stategraph", "recursion_limit", "retrieve", "knowledge", "datasource",
                "documentstore", "vectorstore", "chroma", "pgvector")
 
 
-_SECURITY_WORDS = ("group", "acl", "oid", "user_id", "allowed_", "owner_id", "search.in", "secur", "permission",
-                   "principal", "reader", "viewer", "tenant", "visibility", "access")
-
-
 def _security_offsets(source: str, low: str) -> list[int]:
-    """Offsets of security-field filters, searched only in the lines that hold a security word."""
-    spans: set[tuple[int, int]] = set()
-    for word in _SECURITY_WORDS:
-        i = low.find(word)
-        while i != -1:
-            start = low.rfind("\n", 0, i) + 1
-            end = low.find("\n", i)
-            spans.add((start, len(low) if end == -1 else end))
-            i = low.find(word, (len(low) if end == -1 else end))
-    out = []
-    for start, end in spans:
-        m = C.SECURITY_FILTER_RE.search(source, start, end) or C.VAR_FIELD_FILTER_RE.search(source, start, end)
-        if m:
-            out.append(m.start())
-    return out
+    return C.security_offsets(source, low)
 
 
 def _interesting_lines(source: str) -> list[int]:
@@ -147,6 +129,8 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, AclPass, Re
         self.site_nodes: list[tuple[SearchCallSite, tuple[Any, Any, Any]]] = []
         self._cur: tuple[Any, Any, Any] = (None, None, None)
         self._fail_seen: set[tuple[str, str]] = set()
+        self._fn_low: dict[int, str] = {}
+        self._lines: list[str] | None = None
         low = source.lower()
         self.want_strings = any(op in source for op in ("<->", "<=>", "<#>", "cosine_distance")) or \
             bool(_security_offsets(source, low))
@@ -242,6 +226,17 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, AclPass, Re
                     self.prompt_assigns.append((d, value, qual, func, cls))
 
     # -- helpers -------------------------------------------------------------------------------
+    def fn_low(self, fn: Any) -> str:
+        """The lower-cased source text of function `fn` (cached): cheap word tests before a walk."""
+        key = id(fn)
+        text = self._fn_low.get(key)
+        if text is None:
+            if self._lines is None:
+                self._lines = self.source.split("\n")
+            text = "\n".join(self._lines[fn.lineno - 1:fn.end_lineno or fn.lineno]).lower()
+            self._fn_low[key] = text
+        return text
+
     def ctx(self, func: Any, cls: str | None) -> Ctx:
         return Ctx.of(self.mod, func, cls)
 
