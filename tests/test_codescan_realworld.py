@@ -754,3 +754,30 @@ def test_language_scanners_share_one_contract():
     assert all(isinstance(s, LanguageScanner) for s in scanners())
     assert scanner_for("a/b.py").name == "python" and scanner_for("x.tsx").name == "js"
     assert scanner_for("n.ipynb").name == "notebook" and scanner_for("x.java") is None
+
+
+def test_callers_filling_a_wrapper_parameter_from_the_request(tmp_path):
+    files = {
+        "svc/search_text.py": """
+            from azure.search.documents import SearchClient
+
+            class SearchText:
+                def __init__(self, client: SearchClient):
+                    self.client = client
+
+                def search(self, query, filter=None):
+                    return self.client.search(query, filter=filter, top=10)
+            """,
+        "svc/app.py": """
+            def route(request_json, searcher):
+                flt = request_json["filter"] if request_json.get("filter") else None
+                return searcher.search(query=request_json["q"], filter=flt)
+            """}
+    faulty = scan(tmp_path / "f", files)
+    sound = scan(tmp_path / "s", {**files, "svc/app.py": """
+        def route(request_json, searcher, identity):
+            return searcher.search(query=request_json["q"], filter=acl_filter(identity))
+        """})
+    f = only_one(faulty.fail_open)
+    assert f.kind == "client_can_disable" and f.file == "svc/search_text.py" and "svc/app.py:4" in f.evidence
+    assert sound.fail_open == ()

@@ -37,12 +37,12 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script")
+from ragdiag.codescan.model import SITE_CLASSES
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|testing|spec|e2e|cypress|playwright)(/|$)|(^|/)(test_[^/]*|[^/]*_tests?"
                         r"\.py|conftest\.py|locustfile\.py|[^/]*\.(test|spec)\.[jt]sx?)$", re.I)
-_EVAL_PATH = re.compile(r"(^|/)(evals?|evaluations?|evaluators?|benchmarks?|experiments?)(/|$)|(^|/)[^/]*eval[^/]*$",
-                        re.I)
+_EVAL_PATH = re.compile(r"(^|/)(evals?|evaluations?|evaluators?|benchmarks?|experiments?)(/|$)|"
+                        r"(^|/)[^/]*(?<![a-z])eval(uate|uation|uations|s)?(?![a-z])[^/]*$", re.I)
 _INGEST_PATH = re.compile(r"(^|/)(ingest\w*|indexing|indexers?|loaders?|prepdocs\w*|prepdata\w*|data_?prep\w*|"
                           r"enrichment|pipelines?|etl|skills?|functions/File\w*)(/|\.|$)|(^|/)[^/]*(ingest|prepdocs|"
                           r"upload|create[-_]?index|index[-_]?(docs|documents|data)|load[-_]?data|seed|"
@@ -57,7 +57,7 @@ _INGEST_FUNC = re.compile(r"(^|[._])(ingest|upload|index_(docs|documents|files|c
                           r"documents)|add_documents|seed|populate|embed_documents|update_embeddings|"
                           r"prepdocs|prep_docs|prepare_(docs|documents|index|data)|build_index|setup_index)", re.I)
 _TEST_FUNC = re.compile(r"(^|[._])test_|^Test", re.I)
-_EVAL_FUNC = re.compile(r"(^|[._])(evaluat|eval_|run_eval|score_|benchmark)", re.I)
+_EVAL_FUNC = re.compile(r"(^|[._])(evaluat|eval_|run_eval|benchmark)", re.I)
 
 # ---- the light call graph -------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.js_index import args_of, field, line, text
 from ragdiag.codescan.js_llm import language
 from ragdiag.codescan.model import AclSite, DelegatedRetrieval
+from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, export
 
 HTTP_FUNCS = frozenset({"fetch", "$fetch", "ofetch", "ky", "got", "axios", "request"})
@@ -130,7 +131,7 @@ class SearchSites:
                 builder = builder or src.builder
                 if src.items and "search" in src.items:
                     params["search_text"] = src.items["search"]
-        qsa = _header(headers, "x-ms-query-source-authorization")
+        qsa = header(headers, "x-ms-query-source-authorization")
         if qsa is not None:
             params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
@@ -165,7 +166,7 @@ class SearchSites:
                     got = parameters.get(key)
                     if got is not None:
                         settings[key] = got
-        qsa = _header(headers, "x-ms-query-source-authorization")
+        qsa = header(headers, "x-ms-query-source-authorization")
         params: dict[str, Val] = {}
         for src, dst in (("top_n_documents", "top"), ("topNDocuments", "top"), ("filter", "filter"),
                          ("filterAddOn", "filter")):
@@ -254,11 +255,3 @@ class SearchSites:
                                                is_async))
 
 
-
-def _header(headers: Val | None, name: str) -> Val | None:
-    if headers is None or headers.kind != "dict" or not headers.items:
-        return None
-    for k, v in headers.items.items():
-        if k.lower() == name:
-            return v
-    return None

@@ -16,12 +16,13 @@ from typing import Any
 
 #: Kinds of search call sites.
 SEARCH_KINDS = ("azure_search", "azure_vector_query", "rest_search", "faiss_search", "langchain",
-                "llamaindex", "sql_similarity")
+                "llamaindex", "sql_similarity", "on_your_data", "agentic_retrieval", "haystack")
 #: Kinds of LLM call sites.
 LLM_KINDS = ("openai_chat", "azure_openai_chat", "langchain_chat", "other")
 #: Parameters the scanner resolves on search call sites (more may appear, e.g. `weight`).
 PARAM_NAMES = ("top", "k", "exhaustive", "filter", "query_type", "semantic_configuration",
-               "vector_fields", "scoring_profile", "vector_filter_mode", "select")
+               "vector_fields", "scoring_profile", "vector_filter_mode", "select", "search_text",
+               "query_source_authorization", "fetch_k", "score_threshold", "text_k", "strictness", "in_scope")
 #: Where a site runs (see `ragdiag.codescan.classify`).
 SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script")
 #: Prompt rule kinds.

@@ -29,7 +29,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.model import AclSite, FailOpen, SearchCallSite
-from ragdiag.codescan.python_index import dotted, unparse, walk_body
+from ragdiag.codescan.python_index import callee_name, dotted, unparse, walk_body
 
 #: Site kinds that send a retrieval request permission trimming applies to.
 TRIMMABLE = ("azure_search", "rest_search", "on_your_data", "agentic_retrieval", "langchain", "llamaindex",
@@ -71,6 +71,7 @@ class AclPass:
                     self._token_errors(group, func, cls)
         self._filter_fail_open()
         self._toggles()
+        self._arg_origins()
 
     # -- one site ---------------------------------------------------------------------------------
     def _site_acl(self, site: SearchCallSite, func: Any, cls: str | None, node: Any) -> bool:
@@ -288,6 +289,27 @@ class AclPass:
                     language="python"))
                 seen.add((hit[0].lineno, mech))
                 self._toggle_fail_open(site, n.test, enabled_by, ctx)
+
+    def _arg_origins(self) -> None:
+        """Calls passing request data as `filter=` / the token to some method: matched to its sites later.
+
+        (`app.py` reads the filter from the JSON body and calls `SearchText.search(filter=filter)`;
+        inside, the site only sees `parameter:filter`. The walker joins the two across files.)
+        """
+        for call, qual, func, _cls in self.calls:
+            name = callee_name(call)
+            if not name or name in ("search", "get") and not isinstance(call.func, ast.Attribute):
+                continue
+            for kw in call.keywords:
+                if kw.arg not in ("filter", "filters", "search_filter", "x_ms_query_source_authorization"):
+                    continue
+                texts = [unparse(kw.value, 200)]
+                if isinstance(kw.value, ast.Name) and func is not None:
+                    assigns, _ = self.mod.locals_of(func)
+                    texts += [unparse(e.value, 200) for e in assigns.get(kw.value.id, ()) if e.value is not None]
+                if any(_CLIENT_DATA.search(t) for t in texts):
+                    self.out.arg_origins.append((name, kw.arg, self.rel, call.lineno, qual or "<module>",
+                                                 texts[-1][:120]))
 
     def _filter_fail_open(self) -> None:
         """Security filter strings of this file: ids from an LLM argument, from the request, unescaped."""

@@ -11,6 +11,7 @@ from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.python_index import callee_name, dotted
 from ragdiag.codescan.python_resolve import VECTOR_CTORS
+from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, lit, unknown
 
 SDK_SEARCH_KW = frozenset({"search_text", "vector_queries", "query_type", "semantic_configuration_name",
@@ -149,7 +150,7 @@ class SearchSites:
             params["search_text"] = kw["search_text"]
         qsa = kw.get("x_ms_query_source_authorization")
         if qsa is None and kw.get("headers") is not None:
-            qsa = _header(kw["headers"], "x-ms-query-source-authorization")
+            qsa = header(kw["headers"], "x-ms-query-source-authorization")
         if qsa is not None:
             params["query_source_authorization"] = qsa
         channels: dict[str, str | None] = {}
@@ -271,19 +272,10 @@ class SearchSites:
                 builder = builder or src.builder
                 if src.items and "search" in src.items:
                     params["search_text"] = src.items["search"]
-        qsa = _header(headers, "x-ms-query-source-authorization") if headers is not None else None
+        qsa = header(headers, "x-ms-query-source-authorization") if headers is not None else None
         if qsa is not None:
             params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
                                                is_async))
 
 
-
-def _header(headers: Val | None, name: str) -> Val | None:
-    """The value of header `name` (case-insensitive) in a resolved headers dict, or None."""
-    if headers is None or headers.kind != "dict" or not headers.items:
-        return None
-    for k, v in headers.items.items():
-        if k.lower() == name:
-            return v
-    return None

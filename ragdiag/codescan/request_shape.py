@@ -61,3 +61,13 @@ def rest_params(body: Val, ref) -> tuple[dict[str, Val], dict[str, str | None]]:
                 channels["vector" if n_vec == 1 else f"vector_{n_vec}"] = ref(e.items["vector"], True)
     return params, channels
 
+
+
+def header(headers: Val | None, name: str) -> Val | None:
+    """The value of header `name` (case-insensitive) in a resolved headers dict, or None."""
+    if headers is None or headers.kind != "dict" or not headers.items:
+        return None
+    for k, v in headers.items.items():
+        if k.lower() == name:
+            return v
+    return None

@@ -222,6 +222,7 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
     from ragdiag.codescan.classify import CallGraph
     from ragdiag.codescan.goldsets import classify_goldsets
 
+    _callers_pass_request_data(merged)
     graph = CallGraph(_call_graph(project, merged))
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
@@ -244,7 +245,34 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
 
 _MERGED = ("search_calls", "vector_queries", "llm_calls", "budget_constants", "citation_checks", "prompt_rules",
            "security_filters", "skipped", "acl_sites", "fail_open", "delegated", "thresholds", "budget_units",
-           "agent_graphs", "frontend_defaults", "functions")
+           "agent_graphs", "frontend_defaults", "functions", "arg_origins")
+
+
+def _callers_pass_request_data(merged: C.FileResult) -> None:
+    """A site whose filter (or token) is a parameter its callers fill from the request: client-controllable."""
+    from ragdiag.codescan.model import FailOpen
+
+    by_callee: dict[tuple[str, str], list[Any]] = {}
+    for origin in merged.arg_origins:
+        by_callee.setdefault((origin[0], origin[1]), []).append(origin)
+    if not by_callee:
+        return
+    seen = {(f.site, f.kind) for f in merged.fail_open}
+    for site in merged.search_calls:
+        for key in ("filter", "query_source_authorization"):
+            p = site.params.get(key)
+            if p is None or not p.source.startswith("parameter:"):
+                continue
+            param = p.source.split(":", 1)[1]
+            kw = "x_ms_query_source_authorization" if key == "query_source_authorization" else param
+            callers = by_callee.get((site.function.rsplit(".", 1)[-1], kw), [])
+            if callers and (site.location, "client_can_disable") not in seen:
+                c = callers[0]
+                seen.add((site.location, "client_can_disable"))
+                merged.fail_open.append(FailOpen(
+                    file=site.file, line=site.line, function=site.function, kind="client_can_disable",
+                    evidence=f"{key} is the parameter {param}; {c[2]}:{c[3]} ({c[4]}) passes {c[5]} from the request",
+                    site=site.location, language=site.language))
 
 
 def _classified(rec: Any, graph: Any) -> Any:
