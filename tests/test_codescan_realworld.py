@@ -781,3 +781,44 @@ def test_callers_filling_a_wrapper_parameter_from_the_request(tmp_path):
     f = only_one(faulty.fail_open)
     assert f.kind == "client_can_disable" and f.file == "svc/search_text.py" and "svc/app.py:4" in f.evidence
     assert sound.fail_open == ()
+
+
+def test_js_on_your_data_and_agentic_retrieval_over_rest(tmp_path):
+    s = scan(tmp_path, {"chat.ts": """
+        export async function answer(endpoint: string, messages: object[], token: string) {
+          const body = { messages, data_sources: [{ type: "azure_search", parameters: {
+            index_name: "kb", top_n_documents: 6, strictness: 2, in_scope: false } }] };
+          return fetch(`${endpoint}/openai/deployments/gpt/chat/completions?api-version=2024-10-21`, {
+            method: "POST", body: JSON.stringify(body) });
+        }
+
+        export async function retrieve(endpoint: string, messages: object[], token: string) {
+          return fetch(`${endpoint}/agents/kb-agent/retrieve?api-version=2025-05-01-preview`, {
+            method: "POST", headers: { "x-ms-query-source-authorization": token },
+            body: JSON.stringify({ messages, targetIndexParams: [{ indexName: "kb", rerankerThreshold: 2.5 }] }) });
+        }
+
+        export async function plain(endpoint: string, messages: object[]) {
+          return fetch(`${endpoint}/openai/deployments/gpt/chat/completions`, { method: "POST",
+            body: JSON.stringify({ messages }) });
+        }
+        """})
+    by = {d.kind: d for d in s.delegated}
+    assert by["on_your_data"].settings["top_n_documents"].value == 6
+    assert by["on_your_data"].settings["in_scope"].value is False
+    assert by["agentic_retrieval"].settings["rerankerThreshold"].value == 2.5
+    assert sorted(c.kind for c in s.search_calls) == ["agentic_retrieval", "on_your_data"]
+    assert s.acl()["mechanisms"] == ["query_source_authorization"]
+
+
+def test_sql_filter_interpolated_into_the_query(tmp_path):
+    s = scan(tmp_path, {"pg.py": """
+        def search(session, vector, filter_clause):
+            return session.execute(f"SELECT id FROM items {filter_clause} ORDER BY embedding <=> :v LIMIT 20")
+
+        def safe(session, vector):
+            return session.execute("SELECT id FROM items WHERE price < :p ORDER BY embedding <=> :v LIMIT 20")
+        """})
+    a, b = s.search_calls
+    assert a.param("filter").from_fstring and a.param("filter").fstring_vars == ("filter_clause",)
+    assert not b.param("filter").from_fstring and b.param("filter").value == "price < :p"

@@ -43,6 +43,11 @@ class StringSites:
             text_k = self._fulltext_limit(func)
             if text_k is not None:
                 params["text_k"] = lit(text_k, "sql fulltext LIMIT")
+            where = [x for x in v.vars if re.search(r"filter|where|clause|condition", x, re.I)]
+            if where or re.search(r"\bwhere\b", text, re.I):
+                clause = re.search(r"\bwhere\b(.*?)(?:\border\s+by\b|\blimit\b|$)", text, re.I | re.S)
+                params["filter"] = Val("scalar", " ".join(clause.group(1).split()) if clause else "", False,
+                                       "sql where", ", ".join(where), fstring=bool(where), vars=tuple(where))
             self.out.search_calls.append(self.site("sql_similarity", node, qual, params, {}, None, "sql"))
         if not is_security:
             return
