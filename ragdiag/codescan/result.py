@@ -73,6 +73,8 @@ def _filter_state(site: SearchCallSite) -> _FilterState:
         clauses, _ = C.filter_clauses(p.value)
         # an opaque part named like a security filter (`{acl_filter}`) is taken to be just that
         complete = all(not c.opaque or C.SECURITY_NAME_RE.search(c.text) for c in clauses)
+        if not p.resolved and ("(conditional)" in p.source or "(reassigned)" in p.source):
+            complete = False  # one branch's text: the filter may also be something else (or nothing)
         sec = any(C.clause_role(c.fields, c.text) == "security"
                   or (c.opaque and C.SECURITY_NAME_RE.search(c.text)) for c in clauses)
         return _FilterState(clauses, complete, "present" if sec else ("absent" if complete else None))
