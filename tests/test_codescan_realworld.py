@@ -822,3 +822,30 @@ def test_sql_filter_interpolated_into_the_query(tmp_path):
     a, b = s.search_calls
     assert a.param("filter").from_fstring and a.param("filter").fstring_vars == ("filter_clause",)
     assert not b.param("filter").from_fstring and b.param("filter").value == "price < :p"
+
+
+def test_js_reranker_threshold_and_budget_units(tmp_path):
+    s = scan(tmp_path, {"search.ts": """
+        import { SearchClient } from "@azure/search-documents";
+        const MAX_PROMPT_TOKENS = 3000;
+
+        export async function search(client: SearchClient<any>, q: string, minScore = 2) {
+          const res = await client.search(q, { top: 5, queryType: "semantic" });
+          const kept = [];
+          for await (const r of res.results) {
+            if (r.rerankerScore >= minScore) kept.push(r);
+          }
+          const room = MAX_PROMPT_TOKENS - q.length;
+          return { kept, room };
+        }
+
+        export function keepClose(hits: any[], maxDistance: number) {
+          return hits.filter((h) => h["distance"] > maxDistance);
+        }
+        """})
+    by = {t.function: t for t in s.thresholds}
+    t = by["search"]
+    assert (t.field, t.measure, t.keeps, t.reversed, t.after_top, t.value.value) == (
+        "rerankerScore", "reranker_score", "above", False, True, 2)
+    assert by["keepClose"].measure == "distance" and by["keepClose"].reversed
+    assert [b.kind for b in s.budget_units] == ["chars_from_tokens"]

@@ -32,6 +32,7 @@ from ragdiag.codescan.js_index import (
 )
 from ragdiag.codescan.js_llm import _SQL_RE, LLMSites, is_string_expr, language
 from ragdiag.codescan.js_resolve import JSResolver
+from ragdiag.codescan.js_results import ResultsPass
 from ragdiag.codescan.js_sites import SearchSites
 from ragdiag.codescan.model import BudgetConstant, FrontendDefault, SearchCallSite, Skipped
 from ragdiag.codescan.prompts import prompt_rules
@@ -42,7 +43,7 @@ _UI_SETTING = re.compile(r"(?i:top|count|retriev|^k$|threshold|minimum|semantic|
                          r"strict|vectorfield|hybrid|retrievalmode|searchmode)|min[A-Z]|Score")
 
 
-class JSFileScan(SearchSites, LLMSites):
+class JSFileScan(SearchSites, LLMSites, ResultsPass):
     """One JS/TS file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
     def __init__(self, project: C.Project, rel: str, source: str, tree: Any) -> None:
@@ -189,6 +190,7 @@ class JSFileScan(SearchSites, LLMSites):
                 self.out.prompt_rules.extend(prompt_rules(v.value, file=self.rel, first_line=line(value)))
         self._citations()
         self._frontend_defaults()
+        self._results_pass()
         return self.out
 
     def _frontend_defaults(self) -> None:
