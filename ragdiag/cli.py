@@ -464,14 +464,15 @@ def cmd_scan_code(args: argparse.Namespace) -> int:
         return 0
     con = _console()
     table = Table(title=f"search call sites in {root} ({scan.files_scanned} files scanned)")
-    for col in ("file:line", "kind", "function", "top", "k", "filter", "shared text"):
+    for col in ("file:line", "kind", "class", "function", "top", "k", "filter", "shared text"):
         table.add_column(col, max_width=50 if col == "filter" else None)
     def val(site: Any, name: str) -> str:
         v = site.params.get(name)
         return "-" if v is None else (repr(v.value) if v.resolved else f"<{v.source}>")
 
     for s in scan.search_calls:
-        table.add_row(f"{s.file}:{s.line}", s.kind, s.function, val(s, "top"), val(s, "k"), val(s, "filter"),
+        table.add_row(f"{s.file}:{s.line}", s.kind, s.site_class, s.function, val(s, "top"), val(s, "k"),
+                      val(s, "filter"),
                       "yes" if s.shared_text else "")
     con.print(table)
     summary = scan.summary()
