@@ -26,6 +26,7 @@ from ragdiag.targets.azure import (  # noqa: E402
     normalise_result,
     parse_debug_subscores,
 )
+from ragdiag.targets.azure import target as azure_target_mod  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +118,8 @@ def test_schema_etag_fingerprint_and_counts(target, local, emu):
 
 
 def test_iter_documents_pages_by_key_range(target, monkeypatch):
-    monkeypatch.setattr(azure_mod, "PAGE_SIZE", 7)
-    monkeypatch.setattr(azure_mod, "MAX_SKIP", 20)
+    monkeypatch.setattr(azure_target_mod, "PAGE_SIZE", 7)
+    monkeypatch.setattr(azure_target_mod, "MAX_SKIP", 20)
     docs = list(target.iter_documents(select=["content"], filter="page eq 1"))
     assert len(docs) == 64 and all(set(d) == {"content"} for d in docs)
     keys = [d["key"] for d in target.iter_documents(select=["key"])]
