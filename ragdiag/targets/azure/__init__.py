@@ -2,7 +2,23 @@
 
 Supported SDK versions: `azure-search-documents` 12.x (primary; tested with
 12.0.0, default API version 2026-04-01) and 11.x from 11.4 (vector queries
-appeared in 11.4; `debug` in 11.6). Differences handled here:
+appeared in 11.4; `debug` in 11.6).
+
+Two ways to send a search (`transport`, also a `[target]` key):
+
+- "raw" (the default wherever it works: 12.x): the REST JSON body is built by
+  ragdiag and sent as an `azure.core.rest.HttpRequest` through
+  `SearchClient.send_request`, i.e. through the SDK client's own azure-core
+  pipeline (authentication, request ids, logging with the key redacted,
+  tracing, transport timeouts); the JSON answer is parsed once into the trace.
+  This skips the SDK's model (de)serialisation, which cost most of the client's
+  CPU per request (figures in benchmarks/README.md, "Live target").
+- "sdk": `SearchClient.search` with keyword arguments and SDK models, the
+  documented fallback (and the only way with 11.x, whose api-key is added
+  outside the pipeline). "auto" picks "raw" when the installed SDK supports it.
+
+Both give the same traces. Differences between SDK versions handled on the
+typed path:
 
 - result dicts: 12.x carries the raw REST keys (`@search.rerankerScore`,
   `@search.rerankerBoostedScore`, `@search.documentDebugInfo`) and snake_case
@@ -34,7 +50,8 @@ lives inside the `AzureKeyCredential` and nowhere else; it is never logged,
 printed or put into a trace. The target has no write method.
 
 Modules, one concept each: `sdk` (installed SDK version, default API versions, what it
-accepts), `typed` (the request as SDK keyword arguments and models), `bodypatch` (the
+accepts), `rawjson` (the raw-JSON transport: REST body, `send_request`, one JSON parse),
+`typed` (the request as SDK keyword arguments and models), `bodypatch` (the
 per-call policy that adds preview-only keys to the SDK's body), `results` (result
 normalisation, debug subscores), `retry` (retryable failures, Retry-After, backoff),
 `runtime` (the private event loop), `target` (`AzureTarget`), `kind` (the `[target]`

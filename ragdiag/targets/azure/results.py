@@ -4,8 +4,11 @@
   `@search.rerankerBoostedScore`, `@search.documentDebugInfo`) and snake_case aliases;
   11.x has `@search.reranker_score` only and drops boosted scores and debug info.
   `normalise_result` reads both, the raw REST item winning where both have a value.
+  `normalise_raw` does the same for an item of the raw REST answer (the raw-JSON path).
 - `parse_debug_subscores` reads `@search.documentDebugInfo` (`debug="vector"`): the BM25
   score of the text leg, the cosine per vector field and the document boost.
+- `build_trace` turns the normalised results and the answer's page-level keys (count,
+  semantic partial response) into the `Trace`, the same for both paths.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ragdiag.errors import TargetError
+from ragdiag.model import Hit, SearchRequest, Trace
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ def normalise_result(item: Mapping[str, Any], raw: Mapping[str, Any] | None = No
 
     The raw REST item wins where both have a value; 11.x-style keys
     (`@search.reranker_score`) and 12.x aliases are read when the raw item is absent.
+    Keys starting with "@" are annotations (`@search.*`, `@odata.*`), never fields: Azure
+    field names start with a letter.
     """
     maps = [raw, item]
     score = _first(maps, "@search.score")
@@ -72,7 +80,7 @@ def normalise_result(item: Mapping[str, Any], raw: Mapping[str, Any] | None = No
     if isinstance(debug, list):  # 2024-05-01-preview returned an array
         debug = debug[0] if debug else None
     source = raw if raw is not None else item
-    fields = {k: v for k, v in source.items() if not k.startswith(("@search.", "@odata."))}
+    fields = {k: v for k, v in source.items() if k[:1] != "@"}
     return NormalisedResult(
         score=float(score) if score is not None else 0.0,
         reranker_score=float(rr) if rr is not None else None,
@@ -80,6 +88,33 @@ def normalise_result(item: Mapping[str, Any], raw: Mapping[str, Any] | None = No
         captions=tuple(captions),
         debug=debug if isinstance(debug, Mapping) else None,
         fields=fields,
+    )
+
+
+def normalise_raw(item: dict[str, Any]) -> NormalisedResult:
+    """`normalise_result(item, item)` for an item of the raw REST answer (parsed JSON).
+
+    The raw-JSON path calls this for every hit, so it reads the item directly, without
+    the SDK-shape fallbacks.
+    """
+    get = item.get
+    score = get("@search.score")
+    rr = get("@search.rerankerScore")
+    rrb = get("@search.rerankerBoostedScore")
+    caps = get("@search.captions")
+    captions: tuple[str, ...] = ()
+    if caps:
+        captions = tuple(str(c["text"]) for c in caps if isinstance(c, dict) and c.get("text"))
+    debug = get("@search.documentDebugInfo")
+    if isinstance(debug, list):  # 2024-05-01-preview returned an array
+        debug = debug[0] if debug else None
+    return NormalisedResult(
+        score=float(score) if score is not None else 0.0,
+        reranker_score=float(rr) if rr is not None else None,
+        reranker_boosted_score=float(rrb) if rrb is not None else None,
+        captions=captions,
+        debug=debug if isinstance(debug, dict) else None,
+        fields={k: v for k, v in item.items() if k[:1] != "@"},
     )
 
 
@@ -113,3 +148,49 @@ def parse_debug_subscores(debug: Mapping[str, Any] | None
                 sims[fname] = float(sim)
     boost = _g(sub, "documentBoost", "document_boost")
     return (float(ts) if ts is not None else None), sims, (float(boost) if boost is not None else None)
+
+
+def build_trace(req: SearchRequest, key: str, results: Sequence[NormalisedResult],
+                body: Mapping[str, Any], *, elapsed_ms: float, target: str) -> Trace:
+    """The `Trace` of one answered request (`body`: the raw answer, for its page-level keys).
+
+    Reranker scores count only for a semantic request whose answer is not
+    `baseResults`; `partial_reason` says why semantic ranking did not run when it was
+    asked for and produced no scores.
+    """
+    partial_type = body.get("@search.semanticPartialResponseType")
+    partial_reason_code = body.get("@search.semanticPartialResponseReason")
+    semantic = req.is_semantic
+    base_results = semantic and str(partial_type or "").lower() == "baseresults"
+    use_rr = semantic and not base_results
+    select = req.select
+    hits = []
+    for n in results:
+        fields = n.fields
+        if key not in fields:
+            raise TargetError(f"a search result has no key field '{key}'; is it retrievable?")
+        ts, sims, boost = parse_debug_subscores(n.debug) if n.debug else (None, {}, None)
+        # (both normalisers build `fields` afresh: no copy needed)
+        out = {f: fields.get(f) for f in select} if select is not None else fields
+        hits.append(Hit(
+            key=str(fields[key]), score=n.score, fields=out,
+            reranker_score=n.reranker_score if use_rr else None,
+            reranker_boosted_score=n.reranker_boosted_score if use_rr else None,
+            text_score=ts, vector_similarities=sims, fused_score=n.score,
+            document_boost=boost if boost is not None else 1.0, captions=n.captions))
+    partial = None
+    if semantic and hits:
+        if base_results:
+            partial = ("semantic ranking did not run: the service returned base results "
+                       f"({partial_reason_code or 'no reason given'})")
+        elif all(h.reranker_score is None for h in hits):
+            sem = req.effective_semantic_text
+            why = ("`*` or empty search text disables semantic ranking"
+                   if not sem or not sem.strip() or sem.strip() == "*"
+                   else "the service returned no reranker scores")
+            partial = f"semantic ranking did not run: {why}"
+    window = tuple(h.key for h in hits if h.reranker_score is not None)
+    count = body.get("@odata.count")
+    return Trace(request=req, hits=tuple(hits), reranked=bool(semantic and window and partial is None),
+                 rerank_window=window, count=int(count) if count is not None else None,
+                 partial_reason=partial, timings_ms={"total": elapsed_ms}, target=target)

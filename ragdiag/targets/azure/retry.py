@@ -79,9 +79,14 @@ def service_message(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def classify(exc: BaseException, what: str, *, endpoint: str,
-             credentials_hint: str) -> Retryable | TargetError:
-    """A retryable failure or the error to raise, for one failed HTTP attempt."""
+def classify(exc: BaseException, what: str, *, endpoint: str, credentials_hint: str,
+             timeout_s: float | None = None) -> Retryable | TargetError:
+    """A retryable failure or the error to raise, for one failed HTTP attempt.
+
+    `timeout_s` is the per-attempt timeout, which is also the transport's connection and
+    read timeout: whichever of the two fires first, the reason reads the same.
+    """
+    from azure.core import exceptions as azure_exc
     from azure.core.exceptions import (
         ClientAuthenticationError,
         DecodeError,
@@ -91,6 +96,14 @@ def classify(exc: BaseException, what: str, *, endpoint: str,
         ServiceRequestError,
         ServiceResponseError,
     )
+
+    response_timeout = getattr(azure_exc, "ServiceResponseTimeoutError", None)
+    request_timeout = getattr(azure_exc, "ServiceRequestTimeoutError", None)
+    limit = f" within {timeout_s:g} s" if timeout_s is not None else ""
+    if response_timeout is not None and isinstance(exc, response_timeout):
+        return Retryable(f"no answer{limit} ({type(exc).__name__})")
+    if request_timeout is not None and isinstance(exc, request_timeout):
+        return Retryable(f"no connection{limit} ({type(exc).__name__})")
 
     status = getattr(exc, "status_code", None)
     if isinstance(exc, DecodeError | DeserializationError | json.JSONDecodeError

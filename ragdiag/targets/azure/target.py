@@ -2,7 +2,11 @@
 
 See the package docstring for the SDK versions and the robustness rules. The target owns
 the credential, the budget and the statistics; the SDK client and its event loop live in
-`runtime.Runtime`, request mapping in `typed.py`, failure classification in `retry.py`.
+`runtime.Runtime`, failure classification in `retry.py`. Searches go one of two ways
+(`transport`): "raw" (`rawjson.py`: the REST body through the SDK client's pipeline, the
+answer parsed once) or "sdk" (`typed.py`: the SDK's keyword arguments and models, the
+documented fallback); "auto", the default, is "raw" wherever the installed SDK supports it
+(12.x) and "sdk" otherwise. Both give the same traces.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ragdiag.errors import ConfigError, MissingDependencyError, TargetError
-from ragdiag.model import Hit, SearchRequest, Trace
+from ragdiag.model import SearchRequest, Trace
 from ragdiag.model.schema import IndexSchema
-from ragdiag.targets.azure import typed
+from ragdiag.targets.azure import rawjson, typed
 from ragdiag.targets.azure.bodypatch import body_patch_policy
-from ragdiag.targets.azure.results import normalise_result, parse_debug_subscores, plain
+from ragdiag.targets.azure.results import build_trace, normalise_raw, normalise_result, plain
 from ragdiag.targets.azure.retry import Retryable, backoff_delay, classify
 from ragdiag.targets.azure.runtime import AsyncTokenAdapter, Runtime
 from ragdiag.targets.azure.sdk import SUPPORTED_SDK, default_api_version, sdk_version
@@ -35,6 +39,7 @@ log = logging.getLogger("ragdiag.targets.azure")
 MAX_SKIP = 100_000
 PAGE_SIZE = 1000
 _SCOPE = "https://search.azure.com/.default"
+TRANSPORTS = ("auto", "raw", "sdk")
 
 
 class AzureTarget:
@@ -47,7 +52,8 @@ class AzureTarget:
                  timeout_s: float = 30.0, retries: int = 4, concurrency: int = 4,
                  budget: int | None = None, api_key_env: str | None = None,
                  backoff_s: float = 0.5, max_backoff_s: float = 30.0,
-                 name: str | None = None, owns_credential: bool = False) -> None:
+                 name: str | None = None, owns_credential: bool = False,
+                 transport: str = "auto") -> None:
         v = sdk_version()
         if v < (11, 4):
             raise MissingDependencyError(
@@ -70,9 +76,20 @@ class AzureTarget:
             raise ConfigError("an Azure target needs an index name")
         if timeout_s <= 0 or retries < 0 or concurrency < 1 or (budget is not None and budget < 0):
             raise ConfigError("timeout_s must be > 0, retries >= 0, concurrency >= 1, budget >= 0")
+        if transport not in TRANSPORTS:
+            raise ConfigError(f"transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}")
+        raw_ok = rawjson.available(v)
+        if transport == "raw" and not raw_ok:
+            raise ConfigError(
+                f"transport \"raw\" needs azure-search-documents 12.x (SearchClient.send_request "
+                f"with the credential in the pipeline); installed: {'.'.join(map(str, v))}. Use "
+                "transport = \"auto\" or \"sdk\"")
         from azure.core.credentials import AzureKeyCredential
 
         self.sdk_version = v
+        #: "raw" (REST JSON through the SDK client's pipeline) or "sdk" (the SDK's models)
+        self.transport = "raw" if transport == "raw" or (transport == "auto" and raw_ok) else "sdk"
+        self._search_path = rawjson.search_path(index)
         self.endpoint = endpoint
         self.index = index
         self.name = name or index
@@ -144,7 +161,8 @@ class AzureTarget:
             t.endpoint, t.index, api_key_env=t.api_key_env or "AZURE_SEARCH_API_KEY",
             credential=t.credential or "api_key", api_version=t.api_version,
             timeout_s=config.timeout_s, retries=config.retries,
-            concurrency=max(1, config.concurrency), budget=config.budget, name=t.name)
+            concurrency=max(1, config.concurrency), budget=config.budget, name=t.name,
+            transport=t.transport or "auto")
 
     def __repr__(self) -> str:
         cred = (f"api key from ${self.api_key_env}" if self.api_key_env else
@@ -252,7 +270,8 @@ class AzureTarget:
         return "check that your identity has the Search Index Data Reader role on the service"
 
     def _classify(self, exc: BaseException, what: str) -> Retryable | TargetError:
-        return classify(exc, what, endpoint=self.endpoint, credentials_hint=self._credentials_hint())
+        return classify(exc, what, endpoint=self.endpoint, credentials_hint=self._credentials_hint(),
+                        timeout_s=self.timeout_s)
 
     # ---- search -------------------------------------------------------------------
     def _build_kwargs(self, req: SearchRequest, key: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -268,57 +287,45 @@ class AzureTarget:
 
     async def _raw_search(self, kwargs: Mapping[str, Any], patch: Mapping[str, Any] | None
                           ) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
-        """One search request: (SDK result dicts of the first page, raw JSON body)."""
+        """Typed path: (SDK result dicts of the first page, raw JSON body)."""
         client = await self._search_client()
         return await typed.search(client, kwargs, patch, self._call_options())
+
+    async def _send_raw(self, data: bytes) -> dict[str, Any]:
+        """Raw-JSON path: the parsed answer to one search body."""
+        client = await self._search_client()
+        return await rawjson.send(client, self._search_path, self.effective_api_version, data,
+                                  self._call_options())
+
+    async def _plain_search(self, **params: Any) -> dict[str, Any]:
+        """The raw answer to a count or listing search (`rawjson.plain_body` parameters)."""
+        if self.transport == "raw":
+            return await self._send_raw(rawjson.encode(rawjson.plain_body(**params)))
+        _, body = await self._raw_search(typed.plain_kwargs(**params), None)
+        return body
 
     async def _key_field(self) -> str:
         return (await self._schema_async()).key_field.name
 
     async def _search_async(self, req: SearchRequest) -> Trace:
         key = await self._key_field()
-        kwargs, patch = self._build_kwargs(req, key)
-        t0 = time.perf_counter()
-        items, body = await self._call(lambda: self._raw_search(kwargs, patch), "search")
-        elapsed = (time.perf_counter() - t0) * 1000
-        raw_values = body.get("value") or []
-        partial_type = body.get("@search.semanticPartialResponseType")
-        partial_reason_code = body.get("@search.semanticPartialResponseReason")
-        base_results = req.is_semantic and str(partial_type or "").lower() == "baseresults"
-        hits = []
-        for i, item in enumerate(items):
-            raw = raw_values[i] if i < len(raw_values) and isinstance(raw_values[i], Mapping) else None
-            n = normalise_result(item, raw)
-            if key not in n.fields:
-                raise TargetError(f"a search result has no key field '{key}'; is it retrievable?")
-            ts, sims, boost = parse_debug_subscores(n.debug)
-            fields = dict(n.fields)
-            if req.select is not None:
-                fields = {f: fields.get(f) for f in req.select}
-            rr = None if (base_results or not req.is_semantic) else n.reranker_score
-            rrb = None if (base_results or not req.is_semantic) else n.reranker_boosted_score
-            hits.append(Hit(
-                key=str(n.fields[key]), score=n.score, fields=fields, reranker_score=rr,
-                reranker_boosted_score=rrb, text_score=ts, vector_similarities=sims,
-                fused_score=n.score, document_boost=boost if boost is not None else 1.0,
-                captions=n.captions))
-        partial = None
-        if req.is_semantic and hits:
-            if base_results:
-                partial = ("semantic ranking did not run: the service returned base results "
-                           f"({partial_reason_code or 'no reason given'})")
-            elif all(h.reranker_score is None for h in hits):
-                sem = req.effective_semantic_text
-                why = ("`*` or empty search text disables semantic ranking"
-                       if not sem or not sem.strip() or sem.strip() == "*"
-                       else "the service returned no reranker scores")
-                partial = f"semantic ranking did not run: {why}"
-        window = tuple(h.key for h in hits if h.reranker_score is not None)
-        count = body.get("@odata.count")
-        return Trace(request=req, hits=tuple(hits), reranked=bool(req.is_semantic and window
-                                                                  and partial is None),
-                     rerank_window=window, count=int(count) if count is not None else None,
-                     partial_reason=partial, timings_ms={"total": elapsed}, target=self.name)
+        if self.transport == "raw":
+            data = rawjson.encode(rawjson.build_body(req, key, preview=self.preview_api,
+                                                     unsent=self._unsent))
+            t0 = time.perf_counter()
+            body = await self._call(lambda: self._send_raw(data), "search")
+            elapsed = (time.perf_counter() - t0) * 1000
+            results = [normalise_raw(v) for v in body.get("value") or () if isinstance(v, dict)]
+        else:
+            kwargs, patch = self._build_kwargs(req, key)
+            t0 = time.perf_counter()
+            items, body = await self._call(lambda: self._raw_search(kwargs, patch), "search")
+            elapsed = (time.perf_counter() - t0) * 1000
+            raw_values = body.get("value") or []
+            results = [normalise_result(item, raw_values[i] if i < len(raw_values)
+                                        and isinstance(raw_values[i], Mapping) else None)
+                       for i, item in enumerate(items)]
+        return build_trace(req, key, results, body, elapsed_ms=elapsed, target=self.name)
 
     def search(self, request: SearchRequest) -> Trace:
         """Execute one request (thread-safe; blocks until answered or failed)."""
@@ -406,10 +413,8 @@ class AzureTarget:
     def count(self, filter: str | None = None) -> int:
         """Number of documents matching `filter` (search=*, count, top=0)."""
         async def go() -> int:
-            kw: dict[str, Any] = {"search_text": "*", "include_total_count": True, "top": 0}
-            if filter:
-                kw["filter"] = filter
-            _, body = await self._call(lambda: self._raw_search(kw, None), "count")
+            body = await self._call(lambda: self._plain_search(count=True, top=0, filter=filter),
+                                    "count")
             n = body.get("@odata.count")
             if n is None:
                 raise TargetError("the service returned no @odata.count for a count request")
@@ -448,19 +453,14 @@ class AzureTarget:
             if last is not None:
                 rng = f"{key.name} gt '{last.replace(chr(39), chr(39) * 2)}'"
                 flt = f"({filter}) and {rng}" if filter else rng
-            kw: dict[str, Any] = {"search_text": "*", "top": PAGE_SIZE}
-            if skip:
-                kw["skip"] = skip
-            if flt:
-                kw["filter"] = flt
-            if sent_sel:
-                kw["select"] = sent_sel
-            if sortable:
-                kw["order_by"] = [f"{key.name} asc"]
+            params: dict[str, Any] = {"top": PAGE_SIZE, "skip": skip, "filter": flt,
+                                      "select": sent_sel,
+                                      "orderby": [f"{key.name} asc"] if sortable else None}
 
-            async def page(kw: dict[str, Any] = kw) -> list[dict[str, Any]]:
-                _, body = await self._call(lambda: self._raw_search(kw, None), "document listing")
-                return [normalise_result(v, v).fields for v in body.get("value") or []]
+            async def page(params: dict[str, Any] = params) -> list[dict[str, Any]]:
+                body = await self._call(lambda: self._plain_search(**params), "document listing")
+                return [normalise_raw(v).fields for v in body.get("value") or []
+                        if isinstance(v, dict)]
 
             docs = self._run(page())
             for d in docs:

@@ -125,6 +125,26 @@ def build_kwargs(req: SearchRequest, key: str, *, preview: bool, unsent: Callabl
     return kw, patch
 
 
+def plain_kwargs(*, search: str = "*", count: bool = False, top: int | None = None, skip: int = 0,
+                 filter: str | None = None, select: list[str] | None = None,
+                 orderby: list[str] | None = None) -> dict[str, Any]:
+    """SDK keyword arguments of a count or document-listing search (`rawjson.plain_body`)."""
+    kw: dict[str, Any] = {"search_text": search}
+    if count:
+        kw["include_total_count"] = True
+    if top is not None:
+        kw["top"] = top
+    if skip:
+        kw["skip"] = skip
+    if filter:
+        kw["filter"] = filter
+    if select:
+        kw["select"] = list(select)
+    if orderby:
+        kw["order_by"] = list(orderby)
+    return kw
+
+
 async def search(client: Any, kwargs: Mapping[str, Any], patch: Mapping[str, Any] | None,
                  call_options: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
     """One search request: (SDK result dicts of the first page, raw JSON body)."""
