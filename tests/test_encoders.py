@@ -269,7 +269,9 @@ def test_from_path_validates_folder(tmp_path):
 def minilm(tmp_path_factory):
     """The real default embedder, loaded once, with a record of the load's environment."""
     seen: dict = {}
-    real_import = encoders._import_sentence_transformers
+    from ragdiag.encoders import offline
+
+    real_import = offline.import_sentence_transformers
 
     def spying_import():
         st = real_import()
@@ -287,12 +289,12 @@ def minilm(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.delenv("HF_HUB_OFFLINE", raising=False)
     mp.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    mp.setattr(encoders, "_import_sentence_transformers", spying_import)
+    mp.setattr(offline, "import_sentence_transformers", spying_import)
     try:
         emb = default_embedder(tmp_path_factory.mktemp("minilm-cache"))
         emb.embed_one("warm-up: load the model")
     finally:
-        mp.setattr(encoders, "_import_sentence_transformers", real_import)
+        mp.setattr(offline, "import_sentence_transformers", real_import)
     assert emb.loaded
     return emb, seen
 
