@@ -518,3 +518,20 @@ def test_transport_choice(emu, monkeypatch, tmp_path):
     assert kind.validate(OptionReader({**table, "transport": "sdk"}, kind="azure"))["transport"] == "sdk"
     with pytest.raises(ConfigError, match="'transport' must be one of auto, raw, sdk"):
         kind.validate(OptionReader({**table, "transport": "fast"}, kind="azure"))
+
+
+def test_env_proxy_lookups_only_where_there_is_something_to_find(monkeypatch, tmp_path):
+    from ragdiag.targets.azure.runtime import needs_env_settings
+
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NETRC"):
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.lower(), raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert needs_env_settings() is False
+    (tmp_path / ".netrc").write_text("machine example.com login a password b\n")
+    assert needs_env_settings() is True
+    (tmp_path / ".netrc").unlink()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert needs_env_settings() is True
+    t = AzureTarget("https://x.search.windows.net", INDEX, credential=AzureKeyCredential(KEY))
+    assert t._client_kwargs()["use_env_settings"] is True

@@ -31,7 +31,7 @@ from ragdiag.targets.azure import rawjson, typed
 from ragdiag.targets.azure.bodypatch import body_patch_policy
 from ragdiag.targets.azure.results import build_trace, normalise_raw, normalise_result, plain
 from ragdiag.targets.azure.retry import Retryable, backoff_delay, classify
-from ragdiag.targets.azure.runtime import AsyncTokenAdapter, Runtime
+from ragdiag.targets.azure.runtime import AsyncTokenAdapter, Runtime, needs_env_settings
 from ragdiag.targets.azure.sdk import SUPPORTED_SDK, default_api_version, sdk_version
 
 log = logging.getLogger("ragdiag.targets.azure")
@@ -90,6 +90,7 @@ class AzureTarget:
         #: "raw" (REST JSON through the SDK client's pipeline) or "sdk" (the SDK's models)
         self.transport = "raw" if transport == "raw" or (transport == "auto" and raw_ok) else "sdk"
         self._search_path = rawjson.search_path(index)
+        self._env_settings = needs_env_settings()
         self.endpoint = endpoint
         self.index = index
         self.name = name or index
@@ -200,7 +201,8 @@ class AzureTarget:
 
     def _client_kwargs(self) -> dict[str, Any]:
         return {"api_version": self.effective_api_version, "retry_total": 0,
-                "connection_timeout": self.timeout_s, "read_timeout": self.timeout_s}
+                "connection_timeout": self.timeout_s, "read_timeout": self.timeout_s,
+                "use_env_settings": self._env_settings}
 
     async def _search_client(self) -> Any:
         if self._rt.client is None:
