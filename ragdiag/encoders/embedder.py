@@ -32,6 +32,57 @@ MINILM_DIM = 384
 #: A progress bar is shown (when asked for) only if more texts than this must be embedded.
 PROGRESS_MIN_MISSING = 200
 
+#: Default batch sizes of :meth:`Embedder.embed`, by measurement (benchmarks/bench_embed.py,
+#: the bundled MiniLM on 2 shared cores; table in benchmarks/README.md, "Embeddings"):
+#: with one torch thread, batches of 8-32 ran alike within the noise for short texts
+#: (queries, up to SHORT_TEXT_CHARS characters) and for 60-word passages, and 64 (the
+#: earlier default) was the slowest for passages (about 1/1.5 of batch 8-16); with two
+#: threads on a busy machine small batches collapse (batch 8 ran at 0.4-0.6x of 32), so
+#: the defaults are the larger sizes of the fast range.
+QUERY_BATCH = 32
+PASSAGE_BATCH = 16
+SHORT_TEXT_CHARS = 200
+#: Misses go to the model (and then to the on-disk cache) in chunks of at least this many.
+CHUNK_MIN = 256
+
+
+def default_batch_size(texts: Sequence[str]) -> int:
+    """The measured default batch size for texts like these (judged by the longest)."""
+    longest = max((len(t) for t in texts), default=0)
+    return QUERY_BATCH if longest <= SHORT_TEXT_CHARS else PASSAGE_BATCH
+
+
+#: Environment variable that fixes the model's torch intra-op threads (overrides "auto").
+THREADS_ENV = "RAGDIAG_TORCH_THREADS"
+
+
+def torch_threads(threads: int | None = None) -> int | None:
+    """Intra-op threads for one model call: ``threads`` if given, else ``$RAGDIAG_TORCH_THREADS``,
+    else "auto": 1 while more runnable work than the cores can hold is already there (the
+    1-minute load average above the CPU count plus one), None (torch's default, one thread
+    per core) otherwise.
+
+    Measured on 2 cores shared with other jobs (load 6-12, benchmarks/README.md): torch's
+    two threads, each descheduled in turn while the other spins at the barrier, embedded
+    2-13x slower than one thread, and burnt several times the CPU per text.
+    """
+    if threads is not None:
+        return max(1, int(threads))
+    env = os.environ.get(THREADS_ENV, "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ModelError(f"${THREADS_ENV} must be a whole number of threads, got {env!r}") from None
+    cpus = os.cpu_count() or 1
+    if cpus < 2:
+        return None
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this platform
+        return None
+    return 1 if load > cpus + 1 else None
+
 EncodeFn = Callable[[list[str], int], np.ndarray]
 
 
@@ -112,7 +163,7 @@ class EmbedderLike(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: Sequence[str], *, progress: bool = False,
-              batch_size: int = 64) -> np.ndarray: ...
+              batch_size: int | None = None) -> np.ndarray: ...
 
     def embed_one(self, text: str) -> np.ndarray: ...
 
@@ -126,13 +177,15 @@ class Embedder:
     the cache: it must change whenever the model's weights change.
 
     Texts longer than the model's ``max_seq_length`` (256 word pieces for MiniLM) are
-    truncated by the model; chunk passages before embedding them.
+    truncated by the model; chunk passages before embedding them. ``threads`` fixes
+    torch's intra-op threads for the model (default: :func:`torch_threads` decides per
+    call).
     """
 
     def __init__(self, model_id: str, *, model_path: Path | str | None = None,
                  encode_fn: EncodeFn | None = None, dim: int | None = None,
                  cache: EmbeddingCache | None = None, lru_size: int = 4096,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", threads: int | None = None) -> None:
         if (model_path is None) == (encode_fn is None):
             raise ValueError("Embedder needs exactly one of model_path= or encode_fn=")
         if not model_id:
@@ -142,6 +195,8 @@ class Embedder:
         self.cache = cache
         self.device = device
         self.lru_size = max(0, int(lru_size))
+        #: torch intra-op threads for the model; None: chosen per call (`torch_threads`)
+        self.threads = threads
         self._encode_fn = encode_fn
         self._dim = int(dim) if dim is not None else None
         self._model: Any = None
@@ -253,8 +308,7 @@ class Embedder:
                 raw = self._encode_fn(texts, batch_size)
             else:
                 model = self._load()
-                raw = model.encode(texts, batch_size=batch_size, show_progress_bar=False,
-                                   convert_to_numpy=True, normalize_embeddings=True)
+                raw = self._run_model(model, texts, batch_size)
             self.n_model_calls += 1
             self.n_encoded += len(texts)
         matrix = np.asarray(raw, dtype=np.float32)
@@ -272,28 +326,67 @@ class Embedder:
             )
         return _normalise_rows(matrix)
 
+    def _run_model(self, model: Any, texts: list[str], batch_size: int) -> Any:
+        threads = torch_threads(self.threads)
+        if threads is None:
+            return model.encode(texts, batch_size=batch_size, show_progress_bar=False,
+                                convert_to_numpy=True, normalize_embeddings=True)
+        import torch
+
+        before = torch.get_num_threads()
+        if before != threads:
+            torch.set_num_threads(threads)
+        try:
+            return model.encode(texts, batch_size=batch_size, show_progress_bar=False,
+                                convert_to_numpy=True, normalize_embeddings=True)
+        finally:
+            if before != threads:
+                torch.set_num_threads(before)
+
     # -- public API ----------------------------------------------------------------------
 
     def embed(self, texts: Sequence[str], *, progress: bool = False,
-              batch_size: int = 64) -> np.ndarray:
+              batch_size: int | None = None) -> np.ndarray:
         """Vectors for ``texts``: float32, shape (len(texts), dim), unit-length rows.
 
-        Only distinct texts missing from the cache are sent to the model (longest first,
-        so batches pad little); they are written back to the cache every few batches, so an
-        interrupted run keeps its progress. With ``progress`` a tqdm bar is shown when more
-        than :data:`PROGRESS_MIN_MISSING` texts must be embedded.
+        The batch API: embed everything you will need in one call (all passages of an
+        index, all query texts of an audit plan) rather than text by text.
+
+        * Duplicates are embedded once.
+        * Texts in the in-memory LRU are taken from there; the others are read from the
+          on-disk cache in one batched lookup.
+        * Only the misses reach the model, longest first, in batches of ``batch_size``.
+          The default (None) is chosen by text length from measurements on 2 cores
+          (:data:`QUERY_BATCH` for texts up to :data:`SHORT_TEXT_CHARS` characters,
+          :data:`PASSAGE_BATCH` for longer ones; figures in benchmarks/README.md). New
+          vectors are written to the cache every few batches, so an interrupted run keeps
+          its progress.
+        * When the call has at most ``lru_size`` distinct texts, its vectors also enter
+          the LRU, so that :meth:`embed_one` on any of them afterwards is a dictionary
+          lookup.
+
+        With ``progress`` a tqdm bar is shown when more than :data:`PROGRESS_MIN_MISSING`
+        texts must be embedded.
         """
         texts = _check_texts(texts)
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         unique = list(dict.fromkeys(texts))
         vecs: dict[str, np.ndarray] = {}
-        if self.cache is not None:
-            for text, vec in zip(unique, self.cache.get_many(self.model_id, unique), strict=True):
+        if self.lru_size:
+            with self._lru_lock:
+                lru = self._lru
+                for text in unique:
+                    hit = lru.get(text)
+                    if hit is not None:
+                        vecs[text] = hit
+        if self.cache is not None and len(vecs) < len(unique):
+            ask = [t for t in unique if t not in vecs] if vecs else unique
+            for text, vec in zip(ask, self.cache.get_many(self.model_id, ask), strict=True):
                 if vec is not None and (self._dim is None or vec.shape[0] == self._dim):
-                    vecs[text] = vec
+                    vecs[text] = vec  # read-only views of the stored blobs
         missing = [t for t in unique if t not in vecs]
         if missing:
             self._embed_missing(missing, vecs, progress=progress, batch_size=batch_size)
@@ -304,12 +397,28 @@ class Embedder:
                 f"{self.model_id}: cached vectors have {out.shape[1]} dimensions, the model "
                 f"{self._dim}; the cache holds vectors of another model under this model_id"
             )
+        if self.lru_size and len(unique) <= self.lru_size:
+            self._remember(unique, vecs)
         return out
 
+    def _remember(self, texts: list[str], vecs: dict[str, np.ndarray]) -> None:
+        """Put the vectors of ``texts`` into the LRU (read-only; most recent last)."""
+        with self._lru_lock:
+            lru = self._lru
+            for text in texts:
+                vec = vecs[text]
+                if vec.flags.writeable:
+                    vec = vec.copy()
+                    vec.setflags(write=False)
+                lru[text] = vec
+                lru.move_to_end(text)
+            while len(lru) > self.lru_size:
+                lru.popitem(last=False)
+
     def _embed_missing(self, missing: list[str], vecs: dict[str, np.ndarray], *,
-                       progress: bool, batch_size: int) -> None:
+                       progress: bool, batch_size: int | None) -> None:
         order = sorted(missing, key=len, reverse=True)
-        chunk = batch_size * 4
+        chunk = max(4 * (batch_size or max(QUERY_BATCH, PASSAGE_BATCH)), CHUNK_MIN)
         bar = None
         if progress and len(missing) > PROGRESS_MIN_MISSING:
             from tqdm.auto import tqdm
@@ -319,7 +428,8 @@ class Embedder:
         try:
             for start in range(0, len(order), chunk):
                 part = order[start:start + chunk]
-                matrix = self._encode(part, batch_size)
+                size = batch_size or default_batch_size(part)
+                matrix = self._encode(part, size)
                 if self.cache is not None:
                     self.cache.put_many(self.model_id, part, matrix)
                 vecs.update(zip(part, matrix, strict=True))
