@@ -1,0 +1,398 @@
+"""The trace store: every executed trace, compact and columnar, in one append-only file per target.
+
+A trace is stored as a small JSON header (scalars, list names and weights, timings) plus
+its columns as content-addressed blobs: the ids of each stage list (keyword leg, vector
+legs, pool, rerank window, hits) as int32 and their scores as float32. Blobs are shared:
+the keyword leg that ten probes of one question reuse is stored, and held in memory, once.
+
+- **Ids, not keys.** For a target with a `key_table` (the local index: row ids are stable
+  for one target fingerprint, and the store is per fingerprint) ids are its rows and a
+  hit's fields are read from the target's records when asked for (`LazyFields`); nothing
+  but ids and scores is stored. For other targets keys are stored as text and hits as JSON.
+- **Fixed precision.** Scores are stored, and handed back, as float32: a trace the runner
+  returns after executing a request is the one a resumed run loads, value for value.
+- **Lazy.** Opening reads only the record headers' positions; a trace is decoded when asked
+  for, and its blobs are shared with every other live trace that uses them.
+- **Crash-safe and shared.** Records are appended under an exclusive file lock, after
+  reading what other processes appended; a torn record at the end (a killed run) is
+  ignored and overwritten by the next append.
+
+File layout: the line ``RDTS1 <target fingerprint>\\n``, then records, each
+``kind (1 byte) | length (u32 LE) | payload``; kind ``B``: 12-byte digest + raw bytes;
+kind ``T``: 24-byte request fingerprint + JSON header.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.model import Hit, RankedList, SearchRequest, Trace
+from ragdiag.model.trace import HitList, KeySeq, KeyTable
+
+MAGIC = b"RDTS1 "
+_REC = struct.Struct("<cI")
+_DIGEST = 12
+_FP = 24
+_SEP = "\x00"
+FLUSH_EVERY = 256  # pending traces written in one append
+
+# what the store hands back for scores: a fixed precision, so fresh and resumed agree
+SCORE_DTYPE = np.float32
+ID_DTYPE = np.int32
+
+
+def store_path(cache_dir: str | Path, target_fingerprint: str) -> Path:
+    """The store file of one target fingerprint under a cache folder."""
+    digest = hashlib.sha256(target_fingerprint.encode()).hexdigest()[:24]
+    return Path(cache_dir) / "traces" / f"{digest}.rdts"
+
+
+def _digest(tag: bytes, raw: bytes) -> bytes:
+    return hashlib.blake2b(tag + raw, digest_size=_DIGEST).digest()
+
+
+def _f32(x: float | None) -> float | None:
+    return None if x is None else float(np.float32(x))
+
+
+class TraceStore:
+    """Compact traces of one target, in memory and (with `path`) in an append-only file."""
+
+    def __init__(self, path: str | Path | None, *, target_fingerprint: str = "",
+                 key_table: KeyTable | None = None,
+                 records: Callable[[int], Mapping[str, Any]] | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.target_fingerprint = target_fingerprint
+        self.table = key_table
+        self.records = records
+        self._lock = threading.RLock()
+        self._blob_at: dict[bytes, tuple[int, int]] = {}  # digest -> (offset, length) in the file
+        self._trace_at: dict[str, tuple[int, int]] = {}  # request fingerprint -> (offset, length)
+        self._live: weakref.WeakValueDictionary[bytes, np.ndarray] = weakref.WeakValueDictionary()
+        self._pending_blobs: dict[bytes, tuple[bytes, np.ndarray]] = {}
+        # fp -> (header json, trace as handed back, digests of its blobs)
+        self._pending: dict[str, tuple[bytes, Trace, list[bytes]]] = {}
+        self._fd: int | None = None
+        self._end = 0
+        self._disabled = False
+        if self.path is not None:
+            self._open()
+
+    # ---- the file ------------------------------------------------------------------------
+    def _header_line(self) -> bytes:
+        return MAGIC + self.target_fingerprint.replace("\n", " ").encode() + b"\n"
+
+    def _open(self) -> None:
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        head = self._header_line()
+        with open(self.path, "a+b") as fh:
+            _lock_file(fh)
+            try:
+                fh.seek(0, os.SEEK_END)
+                if fh.tell() == 0:
+                    fh.write(head)
+                    fh.flush()
+                fh.seek(0)
+                if fh.read(len(head)) != head:
+                    self._disabled = True  # another target's file under this name: memory only
+                    return
+                self._end = len(head)
+                self._scan(fh)
+            finally:
+                _unlock_file(fh)
+
+    def _scan(self, fh: Any) -> None:
+        """Index the records after `self._end` (stops at a torn record)."""
+        fh.seek(0, os.SEEK_END)
+        size = fh.tell()
+        pos = self._end
+        fh.seek(pos)
+        while pos + _REC.size <= size:
+            kind, length = _REC.unpack(fh.read(_REC.size))
+            body = pos + _REC.size
+            if body + length > size or kind not in (b"B", b"T"):
+                break
+            if kind == b"B":
+                self._blob_at[fh.read(_DIGEST)] = (body + _DIGEST, length - _DIGEST)
+            else:
+                fp = fh.read(_FP).decode("ascii")
+                self._trace_at[fp] = (body + _FP, length - _FP)
+            pos = body + length
+            fh.seek(pos)
+        self._end = pos
+
+    def _read(self, offset: int, length: int) -> bytes:
+        assert self.path is not None
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        return os.pread(self._fd, length, offset)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def flush(self) -> None:
+        """Append the pending traces (and the blobs they need) to the file."""
+        with self._lock:
+            if not self._pending:
+                return
+            if self.path is None or self._disabled:
+                return
+            chunks: list[bytes] = []
+            with open(self.path, "r+b") as fh:
+                _lock_file(fh)
+                try:
+                    self._scan(fh)  # learn what other processes appended
+                    fh.truncate(self._end)  # a torn record of a killed run is overwritten
+                    pos = self._end
+                    new_blobs: dict[bytes, tuple[int, int]] = {}
+                    new_traces: dict[str, tuple[int, int]] = {}
+                    needed = {d for _h, _t, refs in self._pending.values() for d in refs}
+                    for d in sorted(needed):
+                        if d in self._blob_at or d in new_blobs:
+                            continue
+                        raw, _arr = self._pending_blobs[d]
+                        chunks.append(_REC.pack(b"B", _DIGEST + len(raw)) + d + raw)
+                        new_blobs[d] = (pos + _REC.size + _DIGEST, len(raw))
+                        pos += _REC.size + _DIGEST + len(raw)
+                    for fp, (hdr, _t, _refs) in self._pending.items():
+                        if fp in self._trace_at:
+                            continue
+                        chunks.append(_REC.pack(b"T", _FP + len(hdr)) + fp.encode("ascii") + hdr)
+                        new_traces[fp] = (pos + _REC.size + _FP, len(hdr))
+                        pos += _REC.size + _FP + len(hdr)
+                    fh.seek(self._end)
+                    fh.write(b"".join(chunks))
+                    fh.flush()
+                    self._end = pos
+                    self._blob_at.update(new_blobs)
+                    self._trace_at.update(new_traces)
+                finally:
+                    _unlock_file(fh)
+            self._pending.clear()
+            self._pending_blobs.clear()
+
+    # ---- reading -------------------------------------------------------------------------
+    def __contains__(self, fp: str) -> bool:
+        return fp in self._pending or fp in self._trace_at
+
+    def __len__(self) -> int:
+        return len(self._trace_at) + sum(1 for fp in self._pending if fp not in self._trace_at)
+
+    def get(self, fp: str, request: SearchRequest) -> Trace | None:
+        """The stored trace of `request` (fingerprint `fp`), decoded; None when absent."""
+        with self._lock:
+            pend = self._pending.get(fp)
+            if pend is not None:
+                return pend[1]
+            at = self._trace_at.get(fp)
+        if at is None:
+            return None
+        try:
+            header = json.loads(self._read(*at))
+            return self._decode(header, request)
+        except (OSError, ValueError, KeyError, TypeError):  # an unreadable entry is a miss, never an error
+            return None
+
+    def _blob(self, hexdigest: str, dtype: Any) -> np.ndarray:
+        d = bytes.fromhex(hexdigest)
+        arr = self._live.get(d)
+        if arr is not None:
+            return arr
+        with self._lock:
+            pend = self._pending_blobs.get(d)
+            if pend is not None:
+                return pend[1]
+            at = self._blob_at[d]
+        raw = self._read(*at)
+        arr = np.frombuffer(raw, dtype=dtype) if dtype is not object else _keys_array(raw)
+        self._live[d] = arr
+        return arr
+
+    def _list(self, spec: Mapping[str, Any] | None) -> RankedList | None:
+        if spec is None:
+            return None
+        scores = self._blob(spec["sc"], SCORE_DTYPE)
+        if "ids" in spec:
+            if self.table is None:
+                raise KeyError("ids without a key table")
+            return RankedList.of_ids(spec["name"], self._blob(spec["ids"], ID_DTYPE), scores, self.table,
+                                     weight=spec["w"])
+        keys = self._blob(spec["keys"], object)
+        return RankedList(spec["name"], tuple(keys.tolist()), tuple(scores.tolist()), weight=spec["w"])
+
+    def _decode(self, h: Mapping[str, Any], request: SearchRequest) -> Trace:
+        text = self._list(h.get("text"))
+        vectors = tuple(self._list(v) for v in h.get("vectors", ()))
+        pool = self._list(h.get("pool"))
+        hs = h["hits"]
+        window: Sequence[str] = ()
+        if h.get("window") is not None:
+            w = h["window"]
+            window = KeySeq(self._blob(w["ids"], ID_DTYPE), self.table) if "ids" in w else \
+                tuple(self._blob(w["keys"], object).tolist())  # type: ignore[arg-type]
+        hits: Sequence[Hit]
+        if hs["kind"] == "ids":
+            wrrb = hs.get("wrrb")
+            hits = HitList(self._blob(hs["ids"], ID_DTYPE), self._blob(hs["boost"], SCORE_DTYPE),
+                           table=self.table, pool=pool, text=text, vectors=vectors,  # type: ignore[arg-type]
+                           window_ids=window.ids if isinstance(window, KeySeq) else np.empty(0, ID_DTYPE),
+                           window_rr=self._blob(hs["wrr"], SCORE_DTYPE),
+                           window_rrb=self._blob(wrrb, SCORE_DTYPE) if wrrb else None,
+                           select=tuple(hs["select"]),
+                           captions=[tuple(c) for c in hs["captions"]] if hs.get("captions") is not None else None,
+                           records=self.records)
+        else:
+            hits = tuple(_hit_from(x) for x in hs["items"])
+        return Trace(request=request, hits=hits, text=text, vectors=vectors, pool=pool, rerank_window=window,
+                     reranked=bool(h.get("reranked")), count=h.get("count"), filter_matches=h.get("fm"),
+                     partial_reason=h.get("partial"), timings_ms=h.get("timings") or {},
+                     target=h.get("target", ""))
+
+    # ---- writing -------------------------------------------------------------------------
+    def put(self, fp: str, trace: Trace) -> Trace:
+        """Store `trace` (pending until `flush`) and return it as the store hands it back."""
+        with self._lock:
+            blobs: dict[bytes, tuple[bytes, np.ndarray]] = {}
+            header = self._encode(trace, blobs)
+            hdr = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+            for d, (raw, arr) in blobs.items():
+                if d not in self._blob_at and d not in self._pending_blobs:
+                    self._pending_blobs[d] = (raw, arr)
+            canonical = self._decode_fresh(header, trace.request)
+            self._pending[fp] = (hdr, canonical, list(blobs))
+            if len(self._pending) >= FLUSH_EVERY:
+                self.flush()
+            return canonical
+
+    def _decode_fresh(self, header: Mapping[str, Any], request: SearchRequest) -> Trace:
+        return self._decode(header, request)
+
+    def _array(self, values: Any, dtype: Any, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> str:
+        if dtype is object:
+            raw = _SEP.join(values).encode("utf-8")
+            tag = b"k"
+        else:
+            arr = np.ascontiguousarray(values, dtype=dtype)
+            raw = arr.tobytes()
+            tag = b"i" if dtype is ID_DTYPE else b"f"
+        d = _digest(tag, raw)
+        if d not in blobs:
+            live = self._live.get(d)
+            if live is None:
+                pend = self._pending_blobs.get(d)
+                live = pend[1] if pend is not None else (
+                    np.frombuffer(raw, dtype=dtype) if dtype is not object else _keys_array(raw))
+                self._live[d] = live
+            blobs[d] = (raw, live)
+        return d.hex()
+
+    def _list_spec(self, lst: RankedList | None, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> Any:
+        if lst is None:
+            return None
+        spec: dict[str, Any] = {"name": lst.name, "w": lst.weight,
+                                "sc": self._array(lst.score_array, SCORE_DTYPE, blobs)}
+        if self.table is not None and lst.table is self.table:
+            spec["ids"] = self._array(lst.ids, ID_DTYPE, blobs)
+        else:
+            spec["keys"] = self._array(lst.keys, object, blobs)
+        return spec
+
+    def _encode(self, t: Trace, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> dict[str, Any]:
+        h: dict[str, Any] = {"target": t.target, "count": t.count, "fm": t.filter_matches,
+                             "partial": t.partial_reason, "reranked": bool(t.reranked),
+                             "timings": {k: round(float(v), 3) for k, v in t.timings_ms.items()},
+                             "text": self._list_spec(t.text, blobs),
+                             "vectors": [self._list_spec(v, blobs) for v in t.vectors],
+                             "pool": self._list_spec(t.pool, blobs)}
+        w = t.rerank_window
+        if isinstance(w, KeySeq) and self.table is not None and w.table is self.table:
+            h["window"] = {"ids": self._array(w.ids, ID_DTYPE, blobs)}
+        elif len(w):
+            h["window"] = {"keys": self._array(tuple(w), object, blobs)}
+        else:
+            h["window"] = None
+        hits = t.hits
+        if isinstance(hits, HitList) and self.table is not None and hits.table is self.table \
+                and t.pool is not None and t.pool.table is self.table:
+            h["hits"] = {"kind": "ids", "ids": self._array(hits.ids, ID_DTYPE, blobs),
+                         "boost": self._array(hits.boosts, SCORE_DTYPE, blobs),
+                         "wrr": self._array(hits.window_rr, SCORE_DTYPE, blobs),
+                         "wrrb": self._array(hits.window_rrb, SCORE_DTYPE, blobs)
+                         if hits.window_rrb is not None else None,
+                         "select": list(hits.select),
+                         "captions": [list(c) for c in hits.captions] if hits.captions is not None else None}
+        else:
+            h["hits"] = {"kind": "json", "items": [_hit_to(x) for x in hits]}
+        return h
+
+
+def _keys_array(raw: bytes) -> np.ndarray:
+    keys = raw.decode("utf-8").split(_SEP) if raw else []
+    arr = np.empty(len(keys), dtype=object)
+    arr[:] = keys
+    return arr
+
+
+def _hit_to(h: Hit) -> dict[str, Any]:
+    return {"key": h.key, "score": _f32(h.score), "fields": _jsonable(dict(h.fields)),
+            "rr": _f32(h.reranker_score), "rrb": _f32(h.reranker_boosted_score),
+            "ts": _f32(h.text_score), "tr": h.text_rank,
+            "vs": {k: _f32(v) for k, v in h.vector_similarities.items()},
+            "vr": dict(h.vector_ranks), "fs": _f32(h.fused_score), "fr": h.fused_rank,
+            "boost": _f32(h.document_boost), "captions": list(h.captions)}
+
+
+def _hit_from(x: Mapping[str, Any]) -> Hit:
+    return Hit(key=x["key"], score=x["score"], fields=x["fields"], reranker_score=x["rr"],
+               reranker_boosted_score=x["rrb"], text_score=x["ts"], text_rank=x["tr"],
+               vector_similarities=x["vs"], vector_ranks=x["vr"], fused_score=x["fs"], fused_rank=x["fr"],
+               document_boost=x["boost"], captions=tuple(x["captions"]))
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, str | bool | int | float):
+        return v
+    if isinstance(v, np.generic):
+        return v.item()
+    return str(v)
+
+
+def _lock_file(fh: Any) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    except (ImportError, OSError):  # pragma: no cover - no advisory locks here: single writer
+        pass
+
+
+def _unlock_file(fh: Any) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except (ImportError, OSError):  # pragma: no cover
+        pass
