@@ -1,9 +1,11 @@
 """Retrieval metrics through ir-measures (pytrec_eval), paired comparisons, ROC AUC.
 
-Nothing here computes an IR metric by hand: `evaluate` hands qrels and a run
-to `ir_measures`, which uses pytrec_eval for hit rate, recall, MRR and nDCG and
-its own judged provider for judged@k. ir_measures is imported lazily so that
-importing this module stays cheap.
+`evaluate` hands qrels and a run to pytrec_eval (trec_eval's own code) for hit rate,
+recall, MRR and nDCG. judged@k, which trec_eval lacks, is counted here (the share of the
+top min(k, returned) results that carry a judgment, as ir-measures' `Judged@k` defines
+it; a test keeps the two equal): a second pass through ir-measures cost three times
+the whole pytrec_eval evaluation, on every what-if. pytrec_eval and scipy are imported
+lazily, scipy only by the paired tests and ROC AUC.
 """
 
 from __future__ import annotations
@@ -161,8 +163,7 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
     """
     if k < 1 or recall_k < 1:
         raise RagdiagError(f"cutoffs must be >= 1, got k={k}, recall_k={recall_k}")
-    table = _ir_measures_for(k, recall_k)
-    names = tuple(table)
+    names = measure_names(k, recall_k)
     qrels_clean: dict[str, dict[str, int]] = {}
     for qid, judgments in qrels.items():
         judged = {str(doc): int(g) for doc, g in judgments.items()}
@@ -178,7 +179,6 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
 
     per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
     if run_scores:
-        import ir_measures
         import pytrec_eval
 
         # trec_eval's own measures straight from pytrec_eval (the engine ir-measures uses for
@@ -194,12 +194,12 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
                 for metric_name, key in native.items():
                     if metric_name in per_query[qid]:
                         per_query[qid][metric_name] = float(values[key])
-        rest = {n: m for n, m in table.items() if n not in native}
-        if rest:
-            by_measure = {measure: n for n, measure in rest.items()}
-            for metric in ir_measures.iter_calc(list(rest.values()), qrels_clean, run_scores):
-                if metric.query_id in per_query:
-                    per_query[metric.query_id][by_measure[metric.measure]] = float(metric.value)
+        jk = judged_at(k)
+        if jk in names:
+            for qid, scores in run_scores.items():
+                judged = qrels_clean[qid]
+                top = list(scores)[:k]  # run_to_scores keeps rank order
+                per_query[qid][jk] = sum(doc in judged for doc in top) / len(top)
     missing = tuple(q for q in qrels_clean if q not in run_scores)
     return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
                       recall_k=recall_k, name=name, missing=missing, measures=names)
