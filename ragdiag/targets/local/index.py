@@ -8,7 +8,8 @@ On disk (`index_dir`, format 2):
 - `schema.json`, `records.pkl` (the records without their vectors);
 - `keyword/<field>.{data,indices,indptr}.npy` + `<field>.vocab.json` per searchable field;
 - `vectors/<field>.hnsw` (HNSW graph and the vectors, one copy) for HNSW fields, else
-  `vectors/<field>.npy`; `semantic.npy` (what the bi-encoder reranker compares with).
+  `vectors/<field>.npy`; `semantic/<i>.npy`: the passage vectors of each semantic
+  configuration (what the bi-encoder reranker compares with; names in the manifest).
 
 Everything but the records and vocabularies is memory-mapped on open. The manifest is
 written last, so a half-written index never looks valid.
@@ -33,7 +34,8 @@ from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
 
 # 2: keyword arrays as .npy, HNSW graphs built with the index and holding the only copy of the
 #    vectors. Bumped so that an index of format 1 is left alone and a new one is built beside it.
-FORMAT_VERSION = 2
+# 3: passage vectors for every semantic configuration, not only the default one.
+FORMAT_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class IndexData:
     records: list[dict[str, Any]]
     keyword: dict[str, KeywordField]
     vectors: dict[str, VectorField]
-    semantic: np.ndarray | None
+    semantic: dict[str, np.ndarray]  # semantic configuration -> passage vectors
 
 
 def default_index_dir(root: Path, name: str) -> Path:
@@ -148,17 +150,26 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         if arr.ndim != 2 or arr.shape[0] != n:
             raise InputDataError(f"vector field '{vn}' has {arr.shape[0]} vectors for {n} records")
         vecs[vn] = normalise(arr)
-    sem = None
-    if semantic and embedder is not None and schema.semantic_configurations:
-        sem = normalise(embedder.embed([semantic_text(schema, r) for r in recs], progress=progress))
+    sem: dict[str, np.ndarray] = {}
+    if semantic and embedder is not None:
+        for c in schema.semantic_configurations:
+            sem[c.name] = normalise(embedder.embed([semantic_text(schema, r, c.name) for r in recs],
+                                                   progress=progress))
     keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs]) for f in schema.searchable_fields}
+    if input_hash is None:  # built from records in memory: the content itself identifies the index
+        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={getattr(embedder, 'model_id', None)}\n".encode())
+        h.update(json.dumps(schema.to_azure(), sort_keys=True).encode())
+        h.update(json.dumps(recs, sort_keys=True, default=str).encode())
+        for vn in sorted(vecs):
+            h.update(vecs[vn].tobytes())
+        input_hash = "content:" + h.hexdigest()
 
     index_dir = Path(index_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
     manifest = index_dir / "manifest.json"
     if manifest.exists():
         manifest.unlink()  # a half-written index must never look valid
-    for sub in ("vectors", "keyword"):
+    for sub in ("vectors", "keyword", "semantic"):
         folder = index_dir / sub
         folder.mkdir(exist_ok=True)
         for stale in folder.iterdir():
@@ -177,11 +188,10 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
                                     label=f"{spec.name}.{vn}")
         else:
             np.save(index_dir / "vectors" / f"{vn}.npy", arr)
-    sem_path = index_dir / "semantic.npy"
-    if sem is not None:
-        np.save(sem_path, sem)
-    elif sem_path.exists():
-        sem_path.unlink()
+    sem_files = {}
+    for i, (cname, arr) in enumerate(sem.items()):
+        np.save(index_dir / "semantic" / f"{i}.npy", arr)
+        sem_files[cname] = f"{i}.npy"
     manifest.write_text(json.dumps({
         "format_version": FORMAT_VERSION,
         "name": spec.name,
@@ -191,6 +201,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         "vector_sources": {k: list(v) for k, v in spec.vector_sources.items()},
         "now": spec.now,
         "graphs": graphs,
+        "semantic": sem_files,
     }, indent=2))
 
 
@@ -218,6 +229,6 @@ def open_index(index_dir: str | Path) -> IndexData:
     for f in schema.vector_fields:
         _m, _efc, efs = _hnsw_params(schema, f.name)
         vectors[f.name] = VectorField.load(index_dir / "vectors", f.name, efs)
-    sem_path = index_dir / "semantic.npy"
-    sem = np.load(sem_path, mmap_mode="r") if sem_path.exists() else None
+    sem = {name: np.load(index_dir / "semantic" / file, mmap_mode="r")
+           for name, file in (manifest.get("semantic") or {}).items()}
     return IndexData(index_dir, spec, manifest, recs, keyword, vectors, sem)

@@ -82,6 +82,9 @@ class KeywordField:
         return cls(*arrays, vocab["n_docs"], vocab["words"], vocab["stems"], frozenset(vocab["stopwords"]))
 
     # ---- querying --------------------------------------------------------------------
+    def clear_cache(self) -> None:
+        self._query_cache.clear()
+
     def query_columns(self, query: str) -> tuple[int, ...]:
         """Score-matrix columns of the query's terms, repeated terms repeated (as bm25s does)."""
         hit = self._query_cache.get(query)

@@ -85,7 +85,9 @@ class LocalTarget:
         self.keyword = data.keyword
         self.vector_fields = data.vectors
         self.vectors = {name: vf.vectors for name, vf in data.vectors.items()}
-        self.semantic_vectors = data.semantic
+        self._semantic = data.semantic
+        self.semantic_vectors = (data.semantic.get(self._schema.semantic_configuration(None).name)
+                                 if data.semantic else None)  # the default configuration's
         self.embedder = embedder
         self.reranker = reranker
         self._masks = FilterMasks(self.records, self._schema)
@@ -203,6 +205,8 @@ class LocalTarget:
         self._vector_cache.clear()
         self._rerank_cache.clear()
         self._masks.clear()
+        for kf in self.keyword.values():
+            kf.clear_cache()
 
     def _text_vector(self, text: str) -> np.ndarray:
         v = _lru_get(self._qvecs, text)
@@ -218,10 +222,16 @@ class LocalTarget:
         _lru_put(self._qvecs, text, v, QUERY_VECTOR_CACHE)
         return v
 
+    def _passage_vectors(self, req: SearchRequest) -> np.ndarray | None:
+        """The semantic configuration's passage vectors, when the reranker compares vectors."""
+        if self.reranker is None or not hasattr(self.reranker, "score_vectors"):
+            return None
+        if not self._semantic:
+            return None
+        return self._semantic.get(self._schema.semantic_configuration(req.semantic_configuration).name)
+
     def _uses_vectors_for_rerank(self, req: SearchRequest) -> bool:
-        return (self.semantic_vectors is not None and self.reranker is not None
-                and hasattr(self.reranker, "score_vectors")
-                and req.semantic_configuration in (None, self._schema.default_semantic_configuration))
+        return self._passage_vectors(req) is not None
 
     # ---- batches ---------------------------------------------------------------------------
     def prepare(self, requests: Sequence[SearchRequest], *, progress: bool = False) -> None:
@@ -241,7 +251,9 @@ class LocalTarget:
             vecs = np.asarray(self.embedder.embed(missing, progress=progress, batch_size=EMBED_BATCH))
             for t, v in zip(missing, vecs, strict=True):
                 self._remember(t, v)
-        groups: dict[tuple[str, int], list[tuple[Any, np.ndarray, np.ndarray | None]]] = {}
+        # vector legs grouped by (field, k, pre-filter): one HNSW call per group
+        groups: dict[tuple[str, int, str | None], list[tuple[Any, np.ndarray, np.ndarray | None]]] = {}
+        planned: set[Any] = set()
         for r in requests:
             try:
                 self._check(r)
@@ -251,26 +263,30 @@ class LocalTarget:
                 if vq.exhaustive or (vq.text is not None and vq.text not in self._qvecs):
                     continue
                 vfilter = vq.filter_override if vq.filter_override is not None else r.filter
-                if vfilter and r.vector_filter_mode == "preFilter":
-                    continue
+                pre = vfilter if vfilter and r.vector_filter_mode == "preFilter" else None
                 for field in vq.fields:
                     if self.vector_fields[field].hnsw is None:
                         continue
                     ckey = (vq.text if vq.text is not None else vq.vector, field, vq.k, False, vfilter,
                             r.vector_filter_mode)
-                    if ckey in self._vector_cache or any(c[0] == ckey for c in groups.get((field, vq.k), ())):
+                    if ckey in planned or ckey in self._vector_cache:
                         continue
+                    planned.add(ckey)
                     qv = self._text_vector(vq.text) if vq.text is not None else \
                         query_vector(vq.vector, self.vector_fields[field].dim)
-                    vmask = self._mask(vfilter) if vfilter else None
-                    groups.setdefault((field, vq.k), []).append((ckey, qv, vmask))
-        for (field, k), items in groups.items():
+                    post = self._mask(vfilter) if vfilter and pre is None else None
+                    groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
+        for (field, k, pre), items in groups.items():
             if len(items) < 2:
                 continue
-            found = self.vector_fields[field].hnsw_many(np.stack([q for _, q, _ in items]), k, self.key_rank)
-            for (ckey, _q, vmask), (rows, sims) in zip(items, found, strict=True):
-                if vmask is not None:
-                    keep = vmask[rows]
+            vf = self.vector_fields[field]
+            allowed = self._mask(pre) if pre else None
+            if allowed is not None and not vf.uses_hnsw(allowed, k):
+                continue  # a small filtered set is searched exactly, query by query
+            found = vf.hnsw_many(np.stack([q for _, q, _ in items]), k, self.key_rank, allowed=allowed)
+            for (ckey, _q, post), (rows, sims) in zip(items, found, strict=True):
+                if post is not None:  # post-filter: the pool shrinks, as on Azure
+                    keep = post[rows]
                     rows, sims = rows[keep], sims[keep]
                 _lru_put(self._vector_cache, ckey, (rows, sims))
 
@@ -423,9 +439,10 @@ class LocalTarget:
                      timings_ms=timings, target=self.name)
 
     def _rerank(self, req: SearchRequest, text: str, rows: np.ndarray) -> np.ndarray:
-        if self._uses_vectors_for_rerank(req):
+        sem = self._passage_vectors(req)
+        if sem is not None:
             q = self._text_vector(text)
-            passages = np.asarray(self.semantic_vectors[rows])  # type: ignore[index]
+            passages = np.asarray(sem[rows])
             if hasattr(self.reranker, "cosine_to_score"):
                 return bi_encoder_scores(self.reranker, q, passages)
             return np.asarray(self.reranker.score_vectors(q, passages))

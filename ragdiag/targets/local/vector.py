@@ -109,27 +109,35 @@ class VectorField:
             rows = np.flatnonzero(allowed).astype(np.int32)
             if rows.size == 0:
                 return rows, np.empty(0, dtype=np.float32)
-            if exhaustive or self.hnsw is None or rows.size <= max(4 * k, n // 20):
+            if exhaustive or not self.uses_hnsw(allowed, k, rows.size):
                 # small candidate set: exact search over it is both correct and fast
                 return top_rows(similarities(self.vectors[rows], q), rows, key_rank, k)
-            import faiss
-
-            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(np.packbits(allowed, bitorder="little")))
-            params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self.ef_search))
-            d, i = self.hnsw.search(q[None, :], k, params=params)
-            return self._sorted(i[0], d[0], key_rank)
+            return self.hnsw_many(q[None, :], k, key_rank, allowed=allowed)[0]
         if exhaustive or self.hnsw is None:
             rows = np.arange(n, dtype=np.int32)
             return top_rows(similarities(self.vectors, q), rows, key_rank, k)
         return self.hnsw_many(q[None, :], k, key_rank)[0]
 
-    def hnsw_many(self, queries: np.ndarray, k: int,
-                  key_rank: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Unfiltered HNSW top-k for several queries in one call (each searched on its own)."""
+    def uses_hnsw(self, allowed: np.ndarray, k: int, count: int | None = None) -> bool:
+        """Whether a pre-filtered search over `allowed` goes through the graph (else exact)."""
+        n = len(self)
+        count = int(allowed.sum()) if count is None else count
+        return self.hnsw is not None and count > max(4 * min(k, n), n // 20)
+
+    def hnsw_many(self, queries: np.ndarray, k: int, key_rank: np.ndarray,
+                  allowed: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """HNSW top-k for several queries in one call, optionally restricted to `allowed` rows
+        (each query is searched on its own: the results equal one call per query)."""
         import faiss
 
-        k = min(k, len(self))
-        params = faiss.SearchParametersHNSW(efSearch=max(k, self.ef_search))
+        n = len(self)
+        k = min(k, n)
+        sel = None
+        if allowed is not None:
+            bits = np.packbits(allowed, bitorder="little")
+            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+        params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self.ef_search)) if sel is not None \
+            else faiss.SearchParametersHNSW(efSearch=max(k, self.ef_search))
         d, i = self.hnsw.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
         return [self._sorted(i[j], d[j], key_rank) for j in range(queries.shape[0])]
 
