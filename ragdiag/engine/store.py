@@ -83,6 +83,9 @@ class TraceStore:
         # fp -> (header json, trace as handed back, digests of its blobs)
         self._pending: dict[str, tuple[bytes, Trace, list[bytes]]] = {}
         self._fd: int | None = None
+        # arrays already encoded, by identity (the target's stage caches hand the same keyword
+        # and vector legs to many traces): id -> (weak reference, digest)
+        self._seen: dict[tuple[int, Any], tuple[Any, str]] = {}
         self._end = 0
         self._disabled = False
         if self.path is not None:
@@ -276,6 +279,8 @@ class TraceStore:
             hdr = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
             for d, (raw, arr) in blobs.items():
                 if d not in self._blob_at and d not in self._pending_blobs:
+                    if not raw and arr.size:  # known by identity only: encode it after all
+                        raw = _SEP.join(arr.tolist()).encode("utf-8") if arr.dtype == object else arr.tobytes()
                     self._pending_blobs[d] = (raw, arr)
             canonical = self._decode_fresh(header, trace.request)
             self._pending[fp] = (hdr, canonical, list(blobs))
@@ -287,6 +292,16 @@ class TraceStore:
         return self._decode(header, request)
 
     def _array(self, values: Any, dtype: Any, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> str:
+        if isinstance(values, np.ndarray):
+            seen = self._seen.get((id(values), dtype))
+            if seen is not None and seen[0]() is values:
+                d = bytes.fromhex(seen[1])
+                live = self._live.get(d)
+                if live is not None:
+                    if d not in blobs:
+                        pend = self._pending_blobs.get(d)
+                        blobs[d] = (pend[0] if pend is not None else b"", live)
+                    return seen[1]
         if dtype is object:
             raw = _SEP.join(values).encode("utf-8")
             tag = b"k"
@@ -303,6 +318,10 @@ class TraceStore:
                     np.frombuffer(raw, dtype=dtype) if dtype is not object else _keys_array(raw))
                 self._live[d] = live
             blobs[d] = (raw, live)
+        if isinstance(values, np.ndarray):
+            if len(self._seen) > 20000:
+                self._seen = {k: v for k, v in self._seen.items() if v[0]() is not None}
+            self._seen[(id(values), dtype)] = (weakref.ref(values), d.hex())
         return d.hex()
 
     def _list_spec(self, lst: RankedList | None, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> Any:
