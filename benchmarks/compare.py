@@ -135,6 +135,7 @@ def run_size(size: int, reps: int) -> dict[str, Any]:
     import faiss
     from bench_local_target import synthetic_corpus
 
+    from ragdiag.errors import TargetError
     from ragdiag.model import SearchRequest, VectorQuery
     from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 
@@ -148,11 +149,15 @@ def run_size(size: int, reps: int) -> dict[str, Any]:
     out: dict[str, Any] = {"size": size, "real": size <= 11429, "load_start": os.getloadavg()[0]}
     index_dir = WORK / f"compare-{size}"
     faiss.omp_set_num_threads(os.cpu_count() or 1)
+    target = None
     if (index_dir / "manifest.json").exists():
         t0 = time.perf_counter()
-        target = LocalTarget.open(index_dir)
-        out["open_s"] = round(time.perf_counter() - t0, 2)
-    else:
+        try:
+            target = LocalTarget.open(index_dir)
+            out["open_s"] = round(time.perf_counter() - t0, 2)
+        except TargetError:
+            target = None  # an index of another format: rebuilt below
+    if target is None:
         shutil.rmtree(index_dir, ignore_errors=True)
         t0 = time.perf_counter()
         target = LocalTarget.build([{"key": k, "content": t} for k, t in docs],

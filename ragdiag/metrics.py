@@ -5,7 +5,7 @@ recall, MRR and nDCG. judged@k, which trec_eval lacks, is counted here (the shar
 top min(k, returned) results that carry a judgment, as ir-measures' `Judged@k` defines
 it; a test keeps the two equal): a second pass through ir-measures cost three times
 the whole pytrec_eval evaluation, on every what-if. pytrec_eval and scipy are imported
-lazily, scipy only by the paired tests and ROC AUC.
+lazily, scipy only by the paired tests (ROC AUC is counted from ranks).
 """
 
 from __future__ import annotations
@@ -308,11 +308,20 @@ def _paired_pvalues(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, fl
 def roc_auc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
     """Area under the ROC curve: P(score of a positive > score of a negative), ties count half.
 
-    Computed as Mann-Whitney U / (n_pos * n_neg) with scipy; NaN when a side is empty.
+    The Mann-Whitney U statistic of the positives over (n_pos * n_neg), from average ranks
+    (numpy; what `scipy.stats.mannwhitneyu` computes, without importing scipy for it).
+    NaN when a side is empty.
     """
     if len(scores_pos) == 0 or len(scores_neg) == 0:
         return math.nan
-    from scipy.stats import mannwhitneyu
+    import numpy as np
 
-    u = mannwhitneyu(list(scores_pos), list(scores_neg), alternative="two-sided").statistic
-    return float(u) / (len(scores_pos) * len(scores_neg))
+    x = np.concatenate([np.asarray(scores_pos, dtype=np.float64), np.asarray(scores_neg, dtype=np.float64)])
+    order = np.argsort(x, kind="mergesort")
+    _uniq, inverse, counts = np.unique(x[order], return_inverse=True, return_counts=True)
+    average = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based average rank of each distinct value
+    ranks = np.empty(x.shape[0])
+    ranks[order] = average[inverse]
+    n_pos, n_neg = len(scores_pos), len(scores_neg)
+    u = float(ranks[:n_pos].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)

@@ -238,3 +238,16 @@ def test_judged_matches_ir_measures_on_random_runs():
         theirs = {m.query_id: m.value for m in ir_measures.iter_calc([measure], qrels, scored)}
         for q in qrels:
             assert ours.per_query[q][judged_at(k)] == pytest.approx(theirs.get(q, 0.0)), (q, k)
+
+
+def test_roc_auc_equals_mann_whitney_with_ties():
+    import random
+
+    from scipy.stats import mannwhitneyu
+
+    rng = random.Random(11)
+    for _ in range(50):
+        pos = [rng.choice([0.0, 0.5, 1.0, 1.5, 2.0, 3.5]) for _ in range(rng.randint(1, 30))]
+        neg = [rng.choice([0.0, 0.5, 1.0, 2.5]) for _ in range(rng.randint(1, 30))]
+        u = mannwhitneyu(pos, neg, alternative="two-sided").statistic
+        assert roc_auc(pos, neg) == pytest.approx(float(u) / (len(pos) * len(neg)), abs=1e-12)
