@@ -17,9 +17,12 @@ the keyword leg that ten probes of one question reuse is stored, and held in mem
   reading what other processes appended; a torn record at the end (a killed run) is
   ignored and overwritten by the next append.
 
-File layout: the line ``RDTS1 <target fingerprint>\\n``, then records, each
-``kind (1 byte) | length (u32 LE) | payload``; kind ``B``: 12-byte digest + raw bytes;
-kind ``T``: 24-byte request fingerprint + JSON header.
+File layout: the line ``RDTS2 <target fingerprint>\\n``, then records, each
+``kind (1 byte) | length (u32 LE) | payload``; kind ``B``: 12-byte digest + blob, a blob
+being ``KEY\\0`` + keys joined by NUL, or ``NUM\\0`` + equal-length 4-byte columns (a list:
+int32 ids then float32 scores; hits: int32 pool positions then float32 boosts; the rerank
+window: float32 reranker scores [then boosted ones]); kind ``T``: 24-byte request
+fingerprint + JSON header naming its blobs by digest.
 """
 
 from __future__ import annotations
@@ -39,11 +42,13 @@ import numpy as np
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.trace import HitList, KeySeq, KeyTable
 
-MAGIC = b"RDTS1 "
+STORE_VERSION = 2
+MAGIC = f"RDTS{STORE_VERSION} ".encode()
 _REC = struct.Struct("<cI")
 _DIGEST = 12
 _FP = 24
 _SEP = "\x00"
+_KEYS, _NUMS = b"KEY\x00", b"NUM\x00"  # a blob's first 4 bytes: keys as text, or 4-byte columns
 FLUSH_EVERY = 256  # pending traces written in one append
 
 # what the store hands back for scores: a fixed precision, so fresh and resumed agree
@@ -54,7 +59,7 @@ ID_DTYPE = np.int32
 def store_path(cache_dir: str | Path, target_fingerprint: str) -> Path:
     """The store file of one target fingerprint under a cache folder."""
     digest = hashlib.sha256(target_fingerprint.encode()).hexdigest()[:24]
-    return Path(cache_dir) / "traces" / f"{digest}.rdts"
+    return Path(cache_dir) / "traces" / f"{digest}.v{STORE_VERSION}.rdts"
 
 
 def _digest(tag: bytes, raw: bytes) -> bytes:
@@ -215,7 +220,8 @@ class TraceStore:
         except (OSError, ValueError, KeyError, TypeError):  # an unreadable entry is a miss, never an error
             return None
 
-    def _blob(self, hexdigest: str, dtype: Any) -> np.ndarray:
+    def _blob(self, hexdigest: str) -> np.ndarray:
+        """A blob's bytes as a uint8 array (keys: an object array), shared while any trace uses it."""
         d = bytes.fromhex(hexdigest)
         arr = self._live.get(d)
         if arr is not None:
@@ -226,20 +232,27 @@ class TraceStore:
                 return pend[1]
             at = self._blob_at[d]
         raw = self._read(*at)
-        arr = np.frombuffer(raw, dtype=dtype) if dtype is not object else _keys_array(raw)
+        arr = _keys_array(raw[4:]) if raw[:4] == _KEYS else np.frombuffer(raw, dtype=np.uint8, offset=4)
         self._live[d] = arr
         return arr
+
+    @staticmethod
+    def _split(base: np.ndarray, parts: int) -> list[np.ndarray]:
+        """`parts` equal-length 4-byte columns of a blob: [int32 ids,] float32 scores..."""
+        n = base.shape[0] // (4 * parts)
+        return [base[4 * n * j:4 * n * (j + 1)].view(ID_DTYPE if j == 0 and parts != 1 else SCORE_DTYPE)
+                for j in range(parts)]
 
     def _list(self, spec: Mapping[str, Any] | None) -> RankedList | None:
         if spec is None:
             return None
-        scores = self._blob(spec["sc"], SCORE_DTYPE)
-        if "ids" in spec:
+        if "L" in spec:
             if self.table is None:
                 raise KeyError("ids without a key table")
-            return RankedList.of_ids(spec["name"], self._blob(spec["ids"], ID_DTYPE), scores, self.table,
-                                     weight=spec["w"])
-        keys = self._blob(spec["keys"], object)
+            ids, scores = self._split(self._blob(spec["L"]), 2)
+            return RankedList.of_ids(spec["name"], ids, scores, self.table, weight=spec["w"])
+        keys = self._blob(spec["K"])
+        scores = self._blob(spec["S"]).view(SCORE_DTYPE)
         return RankedList(spec["name"], tuple(keys.tolist()), tuple(scores.tolist()), weight=spec["w"])
 
     def _decode(self, h: Mapping[str, Any], request: SearchRequest) -> Trace:
@@ -247,20 +260,23 @@ class TraceStore:
         vectors = tuple(self._list(v) for v in h.get("vectors", ()))
         pool = self._list(h.get("pool"))
         hs = h["hits"]
+        w = h.get("window")
         window: Sequence[str] = ()
-        if h.get("window") is not None:
-            w = h["window"]
-            window = KeySeq(self._blob(w["ids"], ID_DTYPE), self.table) if "ids" in w else \
-                tuple(self._blob(w["keys"], object).tolist())  # type: ignore[arg-type]
+        if w is not None and "n" in w and pool is not None and pool.ids is not None:
+            window = KeySeq(pool.ids[:w["n"]], self.table) if w["n"] else ()  # type: ignore[arg-type]
+        elif w is not None and "K" in w:
+            window = tuple(self._blob(w["K"]).tolist())
         hits: Sequence[Hit]
-        if hs["kind"] == "ids":
-            wrrb = hs.get("wrrb")
-            hits = HitList(self._blob(hs["ids"], ID_DTYPE), self._blob(hs["boost"], SCORE_DTYPE),
-                           table=self.table, pool=pool, text=text, vectors=vectors,  # type: ignore[arg-type]
-                           window_ids=window.ids if isinstance(window, KeySeq) else np.empty(0, ID_DTYPE),
-                           window_rr=self._blob(hs["wrr"], SCORE_DTYPE),
-                           window_rrb=self._blob(wrrb, SCORE_DTYPE) if wrrb else None,
-                           select=tuple(hs["select"]),
+        if hs["kind"] == "pos":
+            positions, boosts = self._split(self._blob(hs["H"]), 2)
+            rr = rrb = None
+            if hs.get("W"):
+                cols = self._split(self._blob(hs["W"]), 2 if hs.get("rrb") else 1)
+                rr = cols[0].view(SCORE_DTYPE)
+                rrb = cols[1] if hs.get("rrb") else None
+            hits = HitList(positions, boosts.view(SCORE_DTYPE), pool=pool, text=text,  # type: ignore[arg-type]
+                           vectors=vectors, window_rr=rr if rr is not None else np.empty(0, SCORE_DTYPE),
+                           window_rrb=rrb, select=tuple(hs["select"]),
                            captions=[tuple(c) for c in hs["captions"]] if hs.get("captions") is not None else None,
                            records=self.records)
         else:
@@ -274,92 +290,91 @@ class TraceStore:
     def put(self, fp: str, trace: Trace) -> Trace:
         """Store `trace` (pending until `flush`) and return it as the store hands it back."""
         with self._lock:
-            blobs: dict[bytes, tuple[bytes, np.ndarray]] = {}
+            blobs: dict[bytes, tuple[bytes | None, np.ndarray]] = {}
             header = self._encode(trace, blobs)
             hdr = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
             for d, (raw, arr) in blobs.items():
                 if d not in self._blob_at and d not in self._pending_blobs:
-                    if not raw and arr.size:  # known by identity only: encode it after all
-                        raw = _SEP.join(arr.tolist()).encode("utf-8") if arr.dtype == object else arr.tobytes()
+                    if raw is None:  # known by identity only: its bytes are the live array's
+                        raw = _KEYS + _SEP.join(arr.tolist()).encode("utf-8") if arr.dtype == object \
+                            else _NUMS + arr.tobytes()
                     self._pending_blobs[d] = (raw, arr)
-            canonical = self._decode_fresh(header, trace.request)
+            canonical = self._decode(header, trace.request)
             self._pending[fp] = (hdr, canonical, list(blobs))
             if len(self._pending) >= FLUSH_EVERY:
                 self.flush()
             return canonical
 
-    def _decode_fresh(self, header: Mapping[str, Any], request: SearchRequest) -> Trace:
-        return self._decode(header, request)
-
-    def _array(self, values: Any, dtype: Any, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> str:
-        if isinstance(values, np.ndarray):
-            seen = self._seen.get((id(values), dtype))
-            if seen is not None and seen[0]() is values:
-                d = bytes.fromhex(seen[1])
+    def _pack(self, parts: Sequence[Any], dtypes: Sequence[Any], blobs: dict[bytes, Any]) -> str:
+        """A blob of columns (ids int32 / scores float32 / keys as text), deduplicated by digest."""
+        ident = None
+        if all(isinstance(p, np.ndarray) for p in parts):
+            ident = (tuple(id(p) for p in parts), tuple(dtypes))
+            seen = self._seen.get(ident)
+            if seen is not None and all(ref() is p for ref, p in zip(seen[0], parts, strict=True)):
+                d = seen[1]
                 live = self._live.get(d)
                 if live is not None:
                     if d not in blobs:
                         pend = self._pending_blobs.get(d)
-                        blobs[d] = (pend[0] if pend is not None else b"", live)
-                    return seen[1]
-        if dtype is object:
-            raw = _SEP.join(values).encode("utf-8")
-            tag = b"k"
+                        blobs[d] = (pend[0] if pend is not None else None, live)
+                    return d.hex()
+        if dtypes[0] is object:
+            raw = _KEYS + _SEP.join(parts[0]).encode("utf-8")
         else:
-            arr = np.ascontiguousarray(values, dtype=dtype)
-            raw = arr.tobytes()
-            tag = b"i" if dtype is ID_DTYPE else b"f"
-        d = _digest(tag, raw)
+            raw = _NUMS + b"".join(np.ascontiguousarray(p, dtype=t).tobytes() for p, t in zip(parts, dtypes, strict=True))
+        d = _digest(b"", raw)
         if d not in blobs:
             live = self._live.get(d)
             if live is None:
                 pend = self._pending_blobs.get(d)
-                live = pend[1] if pend is not None else (
-                    np.frombuffer(raw, dtype=dtype) if dtype is not object else _keys_array(raw))
+                if pend is not None:
+                    live = pend[1]
+                else:
+                    live = _keys_array(raw[4:]) if raw[:4] == _KEYS else np.frombuffer(raw, dtype=np.uint8, offset=4)
                 self._live[d] = live
             blobs[d] = (raw, live)
-        if isinstance(values, np.ndarray):
+        if ident is not None:
             if len(self._seen) > 20000:
-                self._seen = {k: v for k, v in self._seen.items() if v[0]() is not None}
-            self._seen[(id(values), dtype)] = (weakref.ref(values), d.hex())
+                self._seen = {k: v for k, v in self._seen.items() if all(r() is not None for r in v[0])}
+            self._seen[ident] = (tuple(weakref.ref(p) for p in parts), d)
         return d.hex()
 
-    def _list_spec(self, lst: RankedList | None, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> Any:
+    def _list_spec(self, lst: RankedList | None, blobs: dict[bytes, Any]) -> Any:
         if lst is None:
             return None
-        spec: dict[str, Any] = {"name": lst.name, "w": lst.weight,
-                                "sc": self._array(lst.score_array, SCORE_DTYPE, blobs)}
+        spec: dict[str, Any] = {"name": lst.name, "w": lst.weight}
         if self.table is not None and lst.table is self.table:
-            spec["ids"] = self._array(lst.ids, ID_DTYPE, blobs)
+            spec["L"] = self._pack((lst.ids, lst.score_array), (ID_DTYPE, SCORE_DTYPE), blobs)
         else:
-            spec["keys"] = self._array(lst.keys, object, blobs)
+            spec["K"] = self._pack((lst.keys,), (object,), blobs)
+            spec["S"] = self._pack((lst.score_array,), (SCORE_DTYPE,), blobs)
         return spec
 
-    def _encode(self, t: Trace, blobs: dict[bytes, tuple[bytes, np.ndarray]]) -> dict[str, Any]:
+    def _encode(self, t: Trace, blobs: dict[bytes, Any]) -> dict[str, Any]:
         h: dict[str, Any] = {"target": t.target, "count": t.count, "fm": t.filter_matches,
                              "partial": t.partial_reason, "reranked": bool(t.reranked),
                              "timings": {k: round(float(v), 3) for k, v in t.timings_ms.items()},
                              "text": self._list_spec(t.text, blobs),
                              "vectors": [self._list_spec(v, blobs) for v in t.vectors],
                              "pool": self._list_spec(t.pool, blobs)}
-        w = t.rerank_window
-        if isinstance(w, KeySeq) and self.table is not None and w.table is self.table:
-            h["window"] = {"ids": self._array(w.ids, ID_DTYPE, blobs)}
-        elif len(w):
-            h["window"] = {"keys": self._array(tuple(w), object, blobs)}
+        hits, w, pool = t.hits, t.rerank_window, t.pool
+        compact = (isinstance(hits, HitList) and self.table is not None and pool is not None
+                   and pool.table is self.table and hits.pool is pool)
+        if compact:
+            h["window"] = {"n": len(w)}  # the pool's first n entries
+            rrb = hits.window_rrb  # type: ignore[union-attr]
+            nwin = hits.window_rr.shape[0]  # type: ignore[union-attr]
+            h["hits"] = {"kind": "pos",
+                         "H": self._pack((hits.positions, hits.boosts), (ID_DTYPE, SCORE_DTYPE), blobs),  # type: ignore[union-attr]
+                         "W": self._pack((hits.window_rr, rrb) if rrb is not None else (hits.window_rr,),  # type: ignore[union-attr]
+                                         (SCORE_DTYPE, SCORE_DTYPE) if rrb is not None else (SCORE_DTYPE,), blobs)
+                         if nwin else None,
+                         "rrb": rrb is not None,
+                         "select": list(hits.select),  # type: ignore[union-attr]
+                         "captions": [list(c) for c in hits.captions] if hits.captions is not None else None}  # type: ignore[union-attr]
         else:
-            h["window"] = None
-        hits = t.hits
-        if isinstance(hits, HitList) and self.table is not None and hits.table is self.table \
-                and t.pool is not None and t.pool.table is self.table:
-            h["hits"] = {"kind": "ids", "ids": self._array(hits.ids, ID_DTYPE, blobs),
-                         "boost": self._array(hits.boosts, SCORE_DTYPE, blobs),
-                         "wrr": self._array(hits.window_rr, SCORE_DTYPE, blobs),
-                         "wrrb": self._array(hits.window_rrb, SCORE_DTYPE, blobs)
-                         if hits.window_rrb is not None else None,
-                         "select": list(hits.select),
-                         "captions": [list(c) for c in hits.captions] if hits.captions is not None else None}
-        else:
+            h["window"] = {"K": self._pack((tuple(w),), (object,), blobs)} if len(w) else None
             h["hits"] = {"kind": "json", "items": [_hit_to(x) for x in hits]}
         return h
 

@@ -263,47 +263,148 @@ class LazyFields(Mapping[str, Any]):
         return (dict, (dict(self),))
 
 
-class HitList(Sequence[Hit]):
-    """The hits of a trace from a target with stage lists, held as ids and built on access.
+class HitView(Hit):
+    """One hit of a `HitList`, read from the list's columns attribute by attribute.
 
-    Every score except the document boost is read from the trace's stage lists, so a hit
-    costs 12 bytes until it is read: `score`/`fused_score`/`fused_rank` from the pool,
-    `text_score`/`text_rank` from the keyword leg, `vector_similarities`/`vector_ranks`
-    from the first vector list of each field holding it, the reranker scores from the
-    rerank window's scores. `fields` is a `LazyFields` view of the record (through
-    `records(row) -> Mapping`).
+    It is a `Hit` (isinstance, `to_dict`, equality with other views, `dataclasses.replace`,
+    which returns a plain `Hit`), costs two references until an attribute is read, and
+    computes only the attributes a reader asks for.
     """
 
-    __slots__ = ("ids", "boosts", "select", "captions", "text", "vectors", "pool", "window_ids",
+    __slots__ = ("_hl", "_i")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # `dataclasses.replace(view, ...)` calls the class with every field: give a plain Hit
+        return Hit(*args, **kwargs)
+
+    @classmethod
+    def _at(cls, hl: HitList, i: int) -> HitView:
+        v = object.__new__(cls)
+        object.__setattr__(v, "_hl", hl)
+        object.__setattr__(v, "_i", i)
+        return v
+
+    def _pos(self) -> int:
+        return int(self._hl.positions[self._i])
+
+    @property  # type: ignore[override]
+    def key(self) -> str:
+        hl = self._hl
+        return hl.table.key(hl.pool.ids[hl.positions[self._i]])  # type: ignore[index]
+
+    @property  # type: ignore[override]
+    def score(self) -> float:
+        return float(self._hl.pool.score_array[self._pos()])
+
+    fused_score = score  # type: ignore[assignment]
+
+    @property  # type: ignore[override]
+    def fused_rank(self) -> int:
+        return self._pos() + 1
+
+    @property  # type: ignore[override]
+    def fields(self) -> Mapping[str, Any]:
+        hl = self._hl
+        if hl.records is None:
+            return {}
+        return LazyFields(_record_of(hl.records, int(hl.pool.ids[self._pos()])), hl.select)  # type: ignore[index]
+
+    @property  # type: ignore[override]
+    def reranker_score(self) -> float | None:
+        p = self._pos()
+        rr = self._hl.window_rr
+        return float(rr[p]) if p < rr.shape[0] else None
+
+    @property  # type: ignore[override]
+    def reranker_boosted_score(self) -> float | None:
+        p = self._pos()
+        rrb = self._hl.window_rrb
+        return float(rrb[p]) if rrb is not None and p < rrb.shape[0] else None
+
+    @property  # type: ignore[override]
+    def text_rank(self) -> int | None:
+        tp = self._hl._columns()[0]
+        return int(tp[self._i]) + 1 if tp is not None and tp[self._i] >= 0 else None
+
+    @property  # type: ignore[override]
+    def text_score(self) -> float | None:
+        r = self.text_rank
+        return None if r is None else float(self._hl.text.score_array[r - 1])  # type: ignore[union-attr]
+
+    @property  # type: ignore[override]
+    def vector_ranks(self) -> Mapping[str, int]:
+        return {f: int(p[self._i]) + 1 for f, _lst, p in self._hl._columns()[1] if p[self._i] >= 0}
+
+    @property  # type: ignore[override]
+    def vector_similarities(self) -> Mapping[str, float]:
+        return {f: float(lst.score_array[p[self._i]]) for f, lst, p in self._hl._columns()[1] if p[self._i] >= 0}
+
+    @property  # type: ignore[override]
+    def document_boost(self) -> float:
+        return float(self._hl.boosts[self._i])
+
+    @property  # type: ignore[override]
+    def captions(self) -> tuple[str, ...]:
+        c = self._hl.captions
+        return c[self._i] if c is not None else ()
+
+    def __reduce__(self) -> Any:  # pickles as a plain Hit with plain fields
+        return (_plain_hit, (self.to_dict(),))
+
+
+def _plain_hit(values: dict[str, Any]) -> Hit:
+    values = dict(values)
+    values["captions"] = tuple(values.get("captions") or ())
+    return Hit(**values)
+
+
+class HitList(Sequence[Hit]):
+    """The hits of a trace from a target with stage lists, held as pool positions, built on access.
+
+    Every score but the document boost is read from the trace's stage lists, so a hit costs
+    8 bytes until it is read: `score`/`fused_score`/`fused_rank` from the pool (a hit is its
+    pool entry at `positions[i]`), `text_score`/`text_rank` from the keyword leg,
+    `vector_similarities`/`vector_ranks` from the first vector list of each field holding
+    it, the reranker scores from the rerank window (the pool's first `len(window_rr)`
+    entries). `fields` is a `LazyFields` view of the record (through `records(row)`).
+    """
+
+    __slots__ = ("positions", "boosts", "select", "captions", "text", "vectors", "pool",
                  "window_rr", "window_rrb", "records", "_cols")
 
-    def __init__(self, ids: np.ndarray, boosts: np.ndarray, *, table: KeyTable,
-                 pool: RankedList, text: RankedList | None = None, vectors: Sequence[RankedList] = (),
-                 window_ids: np.ndarray = _NO_IDS, window_rr: np.ndarray = _NO_SCORES,
-                 window_rrb: np.ndarray | None = None, select: tuple[str, ...] = (),
-                 captions: Sequence[tuple[str, ...]] | None = None,
+    def __init__(self, positions: np.ndarray, boosts: np.ndarray, *, pool: RankedList,
+                 text: RankedList | None = None, vectors: Sequence[RankedList] = (),
+                 window_rr: np.ndarray = _NO_SCORES, window_rrb: np.ndarray | None = None,
+                 select: tuple[str, ...] = (), captions: Sequence[tuple[str, ...]] | None = None,
                  records: Callable[[int], Mapping[str, Any]] | None = None) -> None:
-        self.ids = ids
+        if pool.table is None:
+            raise ValueError("HitList needs a compact (id-based) pool")
+        self.positions = positions
         self.boosts = boosts
         self.select = select
         self.captions = tuple(captions) if captions is not None else None
         self.text = text
         self.vectors = tuple(vectors)
         self.pool = pool
-        self.window_ids = window_ids
         self.window_rr = window_rr
         self.window_rrb = window_rrb
         self.records = records
         self._cols: tuple[Any, ...] | None = None
-        if pool.table is None:
-            raise ValueError("HitList needs a compact (id-based) pool")
 
     @property
     def table(self) -> KeyTable:
         return self.pool.table  # type: ignore[return-value]
 
+    @property
+    def ids(self) -> np.ndarray:
+        return self.pool.ids[self.positions]  # type: ignore[index]
+
+    @property
+    def window_ids(self) -> np.ndarray:
+        return self.pool.ids[:self.window_rr.shape[0]]  # type: ignore[index]
+
     def __len__(self) -> int:
-        return int(self.ids.shape[0])
+        return int(self.positions.shape[0])
 
     def keys(self) -> tuple[str, ...]:
         return self.table.take(self.ids)
@@ -316,73 +417,41 @@ class HitList(Sequence[Hit]):
             return out
         order = np.argsort(list_ids, kind="stable")
         srt = list_ids[order]
-        at = np.searchsorted(srt, ids)
-        at_c = np.minimum(at, srt.shape[0] - 1)
+        at_c = np.minimum(np.searchsorted(srt, ids), srt.shape[0] - 1)
         found = srt[at_c] == ids
         out[found] = order[at_c[found]]
         return out
 
     def _columns(self) -> tuple[Any, ...]:
+        """Per hit: position in the keyword leg and in each field's first vector list (cached)."""
         if self._cols is None:
             ids = self.ids
-            pool_pos = self._positions(self.pool.ids, ids)
             text_pos = self._positions(self.text.ids, ids) if self.text is not None else None
             vec = []
             seen: set[str] = set()
             for lst in self.vectors:
                 fname = lst.name.split(":", 1)[1] if ":" in lst.name else lst.name
-                if fname in seen:
-                    vec.append((fname, lst, self._positions(lst.ids, ids), True))
-                else:
+                if fname not in seen:  # the first list of a field answers for it
                     seen.add(fname)
-                    vec.append((fname, lst, self._positions(lst.ids, ids), False))
-            win_pos = self._positions(self.window_ids, ids)
-            self._cols = (pool_pos, text_pos, vec, win_pos)
+                    vec.append((fname, lst, self._positions(lst.ids, ids)))
+            self._cols = (text_pos, vec)
         return self._cols
 
-    def _hit(self, i: int) -> Hit:
-        pool_pos, text_pos, vec, win_pos = self._columns()
-        row = int(self.ids[i])
-        pp = int(pool_pos[i])
-        fused = float(self.pool.score_array[pp]) if pp >= 0 else None
-        ts = tr = None
-        if text_pos is not None and text_pos[i] >= 0:
-            tr = int(text_pos[i]) + 1
-            ts = float(self.text.score_array[tr - 1])  # type: ignore[union-attr]
-        vsims: dict[str, float] = {}
-        vranks: dict[str, int] = {}
-        for fname, lst, pos, _dup in vec:
-            if pos[i] >= 0 and fname not in vranks:
-                vranks[fname] = int(pos[i]) + 1
-                vsims[fname] = float(lst.score_array[pos[i]])
-        rr = rrb = None
-        wp = int(win_pos[i])
-        if wp >= 0:
-            rr = float(self.window_rr[wp])
-            if self.window_rrb is not None:
-                rrb = float(self.window_rrb[wp])
-        records = self.records
-        fields: Mapping[str, Any] = LazyFields(lambda: records(row), self.select) if records is not None \
-            else {}
-        return Hit(key=self.table.key(row), score=fused if fused is not None else 0.0, fields=fields,
-                   reranker_score=rr, reranker_boosted_score=rrb, text_score=ts, text_rank=tr,
-                   vector_similarities=vsims, vector_ranks=vranks, fused_score=fused,
-                   fused_rank=pp + 1 if pp >= 0 else None, document_boost=float(self.boosts[i]),
-                   captions=self.captions[i] if self.captions is not None else ())
+    def _hits(self, which: range) -> list[Hit]:
+        return [HitView._at(self, i) for i in which]
 
     def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return tuple(self._hit(j) for j in range(*i.indices(len(self))))
         n = len(self)
+        if isinstance(i, slice):
+            return tuple(self._hits(range(*i.indices(n))))
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError("hit index out of range")
-        return self._hit(i)
+        return self._hits(range(i, i + 1))[0]
 
     def __iter__(self) -> Iterator[Hit]:
-        for i in range(len(self)):
-            yield self._hit(i)
+        return iter(self._hits(range(len(self))))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str):
@@ -396,6 +465,10 @@ class HitList(Sequence[Hit]):
 
     def __reduce__(self) -> Any:  # pickles as plain hits with plain fields
         return (tuple, (tuple(self),))
+
+
+def _record_of(records: Callable[[int], Mapping[str, Any]], row: int) -> Callable[[], Mapping[str, Any]]:
+    return lambda: records(row)
 
 
 @dataclass(frozen=True)

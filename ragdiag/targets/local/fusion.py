@@ -21,7 +21,7 @@ from ragdiag.targets.local.ranking import order_by_score
 
 
 def fuse(lists: Sequence[tuple[np.ndarray, np.ndarray, float, bool]], key_rank: np.ndarray,
-         allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+         allowed: np.ndarray | None, row_of_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pool rows and scores from `(rows, scores, weight, is_text)` lists (each best first)."""
     if not lists:
         rows = (np.flatnonzero(allowed) if allowed is not None else np.arange(key_rank.shape[0])).astype(np.int32)
@@ -33,13 +33,16 @@ def fuse(lists: Sequence[tuple[np.ndarray, np.ndarray, float, bool]], key_rank: 
         if is_text:
             return rows, scores.astype(np.float64)
         return rows, 1.0 / (2.0 - scores.astype(np.float64))  # monotone: the list's order holds
-    all_rows = np.concatenate([lst[0] for lst in lists])
     contrib = np.concatenate([lst[2] / (RRF_K + np.arange(1, lst[0].shape[0] + 1, dtype=np.float64))
                               for lst in lists])
-    uniq, inverse = np.unique(all_rows, return_inverse=True)
-    fused = np.bincount(inverse, weights=contrib, minlength=uniq.shape[0])  # adds in list order
-    order = order_by_score(fused, uniq, key_rank)
-    return uniq[order].astype(np.int32), fused[order]
+    if row_of_rank is None:
+        row_of_rank = np.argsort(key_rank).astype(np.int32)
+    # unique over key ranks: the candidates come out in key order, so a stable sort by score
+    # alone breaks ties by key
+    ranks, inverse = np.unique(np.concatenate([key_rank[lst[0]] for lst in lists]), return_inverse=True)
+    fused = np.bincount(inverse, weights=contrib, minlength=ranks.shape[0])  # adds in list order
+    order = np.argsort(-fused, kind="stable")
+    return row_of_rank[ranks[order]], fused[order]
 
 
 def apply_boosts(rows: np.ndarray, scores: np.ndarray, boosts: np.ndarray,

@@ -229,6 +229,6 @@ def open_index(index_dir: str | Path) -> IndexData:
     for f in schema.vector_fields:
         _m, _efc, efs = _hnsw_params(schema, f.name)
         vectors[f.name] = VectorField.load(index_dir / "vectors", f.name, efs)
-    sem = {name: np.load(index_dir / "semantic" / file, mmap_mode="r")
+    sem = {name: np.load(index_dir / "semantic" / file, mmap_mode="r").view(np.ndarray)
            for name, file in (manifest.get("semantic") or {}).items()}
     return IndexData(index_dir, spec, manifest, recs, keyword, vectors, sem)

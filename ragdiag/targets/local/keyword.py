@@ -77,7 +77,9 @@ class KeywordField:
 
     @classmethod
     def load(cls, folder: Path, name: str) -> KeywordField:
-        arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r") for part in ("data", "indices", "indptr")]
+        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__)
+        arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r").view(np.ndarray)
+                  for part in ("data", "indices", "indptr")]
         vocab = json.loads((folder / f"{name}.vocab.json").read_text(encoding="utf-8"))
         return cls(*arrays, vocab["n_docs"], vocab["words"], vocab["stems"], frozenset(vocab["stopwords"]))
 

@@ -82,6 +82,7 @@ class LocalTarget:
         self.row_of = {k: i for i, k in enumerate(self.keys)}
         self.key_table = KeyTable(self.keys, self.row_of)
         self.key_rank = key_ranks(self.keys)
+        self.row_of_rank = np.argsort(self.key_rank).astype(np.int32)
         self.keyword = data.keyword
         self.vector_fields = data.vectors
         self.vectors = {name: vf.vectors for name, vf in data.vectors.items()}
@@ -273,7 +274,7 @@ class LocalTarget:
                         continue
                     planned.add(ckey)
                     qv = self._text_vector(vq.text) if vq.text is not None else \
-                        query_vector(vq.vector, self.vector_fields[field].dim)
+                        query_vector(vq.array, self.vector_fields[field].dim)
                     post = self._mask(vfilter) if vfilter and pre is None else None
                     groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
         for (field, k, pre), items in groups.items():
@@ -354,7 +355,7 @@ class LocalTarget:
                 if core is None:
                     vf = self.vector_fields[field]
                     if qv is None:
-                        qv = self._text_vector(vq.text) if vq.text is not None else query_vector(vq.vector, vf.dim)
+                        qv = self._text_vector(vq.text) if vq.text is not None else query_vector(vq.array, vf.dim)
                     vmask = self._mask(vfilter) if vfilter else None
                     if vmask is not None and req.vector_filter_mode == "preFilter":
                         rows, sims = vf.knn(qv, vq.k, vq.exhaustive, vmask, key_rank)
@@ -372,7 +373,7 @@ class LocalTarget:
         timings["vector"] = (t2 - t1) * 1000
 
         # fusion and document boosts
-        pool_rows, pool_scores = fuse(lists, key_rank, allowed)
+        pool_rows, pool_scores = fuse(lists, key_rank, allowed, self.row_of_rank)
         boosts = None
         if profile is not None and profile.functions and pool_rows.shape[0]:
             params = parse_scoring_parameters(req.scoring_parameters)
@@ -423,10 +424,9 @@ class LocalTarget:
         if req.captions and reranked and req.captions.startswith("extractive"):
             captions = [(caption(text_of(self.records[r].get("content")), sem_text or ""),)
                         for r in page.tolist()]
-        hits = HitList(page, page_boosts, table=table, pool=pool, text=text_list, vectors=vector_lists,
-                       window_ids=window if reranked else _EMPTY_I, window_rr=rr if reranked else _EMPTY_F,
-                       window_rrb=rrb if reranked else None, select=tuple(req.select or self.retrievable),
-                       captions=captions, records=self.record)
+        hits = HitList(page_pos.astype(np.int32), page_boosts, pool=pool, text=text_list, vectors=vector_lists,
+                       window_rr=rr if reranked else _EMPTY_F, window_rrb=rrb if reranked else None,
+                       select=tuple(req.select or self.retrievable), captions=captions, records=self.record)
         count = None
         if req.count:
             count = n_pool + max(0, text_total - (len(text_list) if text_list is not None else 0))

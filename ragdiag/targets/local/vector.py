@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.targets.local.ranking import top_rows
+from ragdiag.targets.local.ranking import order_by_score, top_rows
 
 BUILD_CHUNK = 5000
 
@@ -76,6 +76,7 @@ class VectorField:
         self.vectors = vectors
         self.hnsw = hnsw
         self.ef_search = ef_search
+        self._params: dict[int, Any] = {}  # efSearch -> unfiltered search parameters
 
     @classmethod
     def load(cls, folder: Path, name: str, ef_search: int) -> VectorField:
@@ -89,7 +90,7 @@ class VectorField:
             view.flags.writeable = False
             idx.hnsw.efSearch = ef_search
             return cls(name, view, idx, ef_search)
-        return cls(name, np.load(folder / f"{name}.npy", mmap_mode="r"), None, ef_search)
+        return cls(name, np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray), None, ef_search)
 
     @property
     def dim(self) -> int:
@@ -132,12 +133,15 @@ class VectorField:
 
         n = len(self)
         k = min(k, n)
-        sel = None
+        ef = max(k, self.ef_search)
         if allowed is not None:
             bits = np.packbits(allowed, bitorder="little")
             sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-        params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self.ef_search)) if sel is not None \
-            else faiss.SearchParametersHNSW(efSearch=max(k, self.ef_search))
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)
+        else:
+            params = self._params.get(ef)
+            if params is None:
+                params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
         d, i = self.hnsw.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
         return [self._sorted(i[j], d[j], key_rank) for j in range(queries.shape[0])]
 
@@ -146,11 +150,12 @@ class VectorField:
         keep = ids >= 0
         rows = ids[keep].astype(np.int32)
         sims = sims[keep]
-        order = np.lexsort((key_rank[rows], -sims))
+        order = order_by_score(sims, rows, key_rank)
         return rows[order], sims[order]
 
 
 def query_vector(v: Sequence[float] | np.ndarray, dim: int) -> np.ndarray:
+    """The unit query vector (float32) of a raw vector, checked against the index's dimension."""
     from ragdiag.errors import InputDataError
 
     v = np.asarray(v, dtype=np.float32)
