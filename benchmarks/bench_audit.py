@@ -44,11 +44,11 @@ def _ctx(cache: Path):
     return build_context(load_config(sample_dir() / "audit.toml"), progress=False, cache_dir=cache)
 
 
-def _evaluate(ctx, policy) -> float:
+def _evaluate(ctx, policy, runner=None) -> float:
     from ragdiag.engine.context import GoldRun
 
     queries = ctx.gold_queries(policy)
-    results = ctx.runner.run_fused([q.requests for q in queries])
+    results = (runner or ctx.runner).run_fused([q.requests for q in queries])
     run = GoldRun("what-if", queries, results)
     return run.evaluation(ctx.goldset).aggregate["ndcg@10"]
 
@@ -79,22 +79,29 @@ def what_ifs(ctx, n_values: int = 5) -> dict:
                                   for i in range(len(clauses))],
         "keyword text mode": [fact.replace(keyword_text=m) for m in modes],
     }
+    from ragdiag.tuner import _memory_runner
+
+    # what-ifs run as the tuner runs them: a runner of their own over the audit's trace store
+    whatif = _memory_runner(ctx.runner)
     cold_ms, base = _timed(lambda: _evaluate(ctx, policy))
     warm_base_ms, _ = _timed(lambda: _evaluate(ctx, policy))
     out = {"baseline_cold_ms": round(cold_ms, 1), "baseline_repeat_ms": round(warm_base_ms, 1),
            "baseline_ndcg@10": round(base, 4), "what_ifs": {}}
     for name, profiles in knobs.items():
-        firsts, agains, sent = [], [], []
+        firsts, agains, sent, cpus = [], [], [], []
         for prof in profiles:
             pol = policy.with_profile(prof)
-            s0 = ctx.runner.stats.sent
-            first, ndcg = _timed(lambda pol=pol: _evaluate(ctx, pol))
-            sent.append(ctx.runner.stats.sent - s0)
+            s0 = whatif.stats.sent
+            c0 = time.thread_time()
+            first, ndcg = _timed(lambda pol=pol: _evaluate(ctx, pol, whatif))
+            cpus.append((time.thread_time() - c0) * 1000)
+            sent.append(whatif.stats.sent - s0)
             firsts.append(first)
-            agains.append(_timed(lambda pol=pol: _evaluate(ctx, pol))[0])
+            agains.append(_timed(lambda pol=pol: _evaluate(ctx, pol, whatif))[0])
         out["what_ifs"][name] = {"first_ms_each": [round(x, 1) for x in firsts],
                                  "first_median_ms": round(statistics.median(firsts), 1),
                                  "first_max_ms": round(max(firsts), 1),
+                                 "first_cpu_median_ms": round(statistics.median(cpus), 1),
                                  "repeat_median_ms": round(statistics.median(agains), 1),
                                  "new_requests_each": sent, "last_ndcg@10": round(ndcg, 4)}
     return out

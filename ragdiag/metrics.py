@@ -24,6 +24,9 @@ Run = Mapping[str, Sequence[str]]
 Qrels = Mapping[str, Mapping[str, int]]
 """case id -> key -> grade (grade >= 1 is relevant)."""
 
+QUERY_MEMO_SIZE = 20000  # per-query metric values kept for re-evaluations
+_QUERY_MEMO: dict[Any, dict[str, float]] = {}
+
 DEFAULT_K = 10
 DEFAULT_RECALL_K = 50
 TIE_EPS = 1e-9
@@ -178,28 +181,42 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
             run_scores[qid] = run_to_scores(ranked)
 
     per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
-    if run_scores:
+    # per-query results are memoised by (ranking, judgments, cutoffs): a what-if changes a few
+    # dozen of the goldset's rankings, and only those reach pytrec_eval again
+    todo: dict[str, dict[str, float]] = {}
+    keys: dict[str, Any] = {}
+    for qid, scores in run_scores.items():
+        key = (k, recall_k, tuple(scores), tuple(sorted(qrels_clean[qid].items())))
+        hit = _QUERY_MEMO.get(key)
+        if hit is not None:
+            per_query[qid].update(hit)
+        else:
+            todo[qid] = run_scores[qid]  # type: ignore[assignment]
+            keys[qid] = key
+    if todo:
         import pytrec_eval
 
         # trec_eval's own measures straight from pytrec_eval (the engine ir-measures uses for
-        # them, without its per-value Python overhead: what-ifs re-evaluate constantly);
-        # judged@k, which trec_eval lacks, through ir-measures.
+        # them, without its per-value Python overhead: what-ifs re-evaluate constantly)
         native = {hit_rate_at(k): f"success_{k}", recall_at(k): f"recall_{k}",
                   recall_at(recall_k): f"recall_{recall_k}", MRR: "recip_rank",
                   NDCG_10: f"ndcg_cut_{NDCG_CUTOFF}"}
         spec = {f"success.{k}", f"recall.{k},{recall_k}", "recip_rank", f"ndcg_cut.{NDCG_CUTOFF}"}
-        scored = pytrec_eval.RelevanceEvaluator(qrels_clean, spec).evaluate(run_scores)
+        scored = pytrec_eval.RelevanceEvaluator({q: qrels_clean[q] for q in todo}, spec).evaluate(todo)
         for qid, values in scored.items():
             if qid in per_query:
                 for metric_name, key in native.items():
                     if metric_name in per_query[qid]:
                         per_query[qid][metric_name] = float(values[key])
         jk = judged_at(k)
-        if jk in names:
-            for qid, scores in run_scores.items():
+        for qid, scores in todo.items():
+            if jk in names:
                 judged = qrels_clean[qid]
                 top = list(scores)[:k]  # run_to_scores keeps rank order
                 per_query[qid][jk] = sum(doc in judged for doc in top) / len(top)
+            if len(_QUERY_MEMO) >= QUERY_MEMO_SIZE:
+                _QUERY_MEMO.clear()
+            _QUERY_MEMO[keys[qid]] = dict(per_query[qid])
     missing = tuple(q for q in qrels_clean if q not in run_scores)
     return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
                       recall_k=recall_k, name=name, missing=missing, measures=names)

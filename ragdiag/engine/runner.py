@@ -75,7 +75,7 @@ class Runner:
     def __init__(self, target: Any, *, cache_dir: str | Path | None = None, budget: int | None = None,
                  concurrency: int = 1, progress: bool = False,
                  on_progress: Callable[[int, int], None] | None = None,
-                 store: TraceStore | None = None) -> None:
+                 store: TraceStore | None = None, flush_each_run: bool = True) -> None:
         self.target = target
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
@@ -91,6 +91,9 @@ class Runner:
                                key_table=getattr(target, "key_table", None),
                                records=getattr(target, "record", None))
         self.store = store
+        # an audit writes every batch (an interrupted audit resumes from what it wrote); a
+        # what-if runner leaves its traces pending until the store's own batch size is reached
+        self.flush_each_run = flush_each_run
         self._lock = threading.Lock()
 
     # ---- single requests ---------------------------------------------------------
@@ -203,7 +206,8 @@ class Runner:
                 tick()
         if bar is not None:
             bar.close()
-        self.store.flush()
+        if self.flush_each_run:
+            self.store.flush()
         return [results[r.fingerprint()] for r in reqs]
 
     def run_fused(self, groups: Sequence[Sequence[SearchRequest]], *, top: int | None = None,

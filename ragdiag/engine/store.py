@@ -84,9 +84,9 @@ class TraceStore:
         self._blob_at: dict[bytes, tuple[int, int]] = {}  # digest -> (offset, length) in the file
         self._trace_at: dict[str, tuple[int, int]] = {}  # request fingerprint -> (offset, length)
         self._live: weakref.WeakValueDictionary[bytes, np.ndarray] = weakref.WeakValueDictionary()
-        self._pending_blobs: dict[bytes, tuple[bytes, np.ndarray]] = {}
-        # fp -> (header json, trace as handed back, digests of its blobs)
-        self._pending: dict[str, tuple[bytes, Trace, list[bytes]]] = {}
+        self._pending: dict[str, Trace] = {}  # traces as handed back, encoded when flushed
+        # canonical (int32 / float32, read-only) arrays by the identity of their source array
+        self._canon: dict[tuple[int, Any], tuple[Any, np.ndarray]] = {}
         self._fd: int | None = None
         # arrays already encoded, by identity (the target's stage caches hand the same keyword
         # and vector legs to many traces): id -> (weak reference, digest)
@@ -158,12 +158,14 @@ class TraceStore:
             pass
 
     def flush(self) -> None:
-        """Append the pending traces (and the blobs they need) to the file."""
+        """Encode the pending traces and append them (and the blobs they need) to the file."""
         with self._lock:
-            if not self._pending:
-                return
-            if self.path is None or self._disabled:
-                return
+            if not self._pending or self.path is None or self._disabled:
+                return  # a memory-only store keeps its traces pending
+            blobs: dict[bytes, bytes] = {}
+            headers = [(fp, json.dumps(self._encode(t, blobs), separators=(",", ":"),
+                                       ensure_ascii=False).encode())
+                       for fp, t in self._pending.items()]
             chunks: list[bytes] = []
             with open(self.path, "r+b") as fh:
                 _lock_file(fh)
@@ -173,15 +175,13 @@ class TraceStore:
                     pos = self._end
                     new_blobs: dict[bytes, tuple[int, int]] = {}
                     new_traces: dict[str, tuple[int, int]] = {}
-                    needed = {d for _h, _t, refs in self._pending.values() for d in refs}
-                    for d in sorted(needed):
-                        if d in self._blob_at or d in new_blobs:
+                    for d, raw in blobs.items():
+                        if d in self._blob_at:
                             continue
-                        raw, _arr = self._pending_blobs[d]
                         chunks.append(_REC.pack(b"B", _DIGEST + len(raw)) + d + raw)
                         new_blobs[d] = (pos + _REC.size + _DIGEST, len(raw))
                         pos += _REC.size + _DIGEST + len(raw)
-                    for fp, (hdr, _t, _refs) in self._pending.items():
+                    for fp, hdr in headers:
                         if fp in self._trace_at:
                             continue
                         chunks.append(_REC.pack(b"T", _FP + len(hdr)) + fp.encode("ascii") + hdr)
@@ -196,7 +196,6 @@ class TraceStore:
                 finally:
                     _unlock_file(fh)
             self._pending.clear()
-            self._pending_blobs.clear()
 
     # ---- reading -------------------------------------------------------------------------
     def __contains__(self, fp: str) -> bool:
@@ -210,7 +209,7 @@ class TraceStore:
         with self._lock:
             pend = self._pending.get(fp)
             if pend is not None:
-                return pend[1]
+                return pend
             at = self._trace_at.get(fp)
         if at is None:
             return None
@@ -227,9 +226,6 @@ class TraceStore:
         if arr is not None:
             return arr
         with self._lock:
-            pend = self._pending_blobs.get(d)
-            if pend is not None:
-                return pend[1]
             at = self._blob_at[d]
         raw = self._read(*at)
         arr = _keys_array(raw[4:]) if raw[:4] == _KEYS else np.frombuffer(raw, dtype=np.uint8, offset=4)
@@ -288,54 +284,84 @@ class TraceStore:
 
     # ---- writing -------------------------------------------------------------------------
     def put(self, fp: str, trace: Trace) -> Trace:
-        """Store `trace` (pending until `flush`) and return it as the store hands it back."""
+        """Store `trace` and return it as the store hands it back: ids int32, scores float32
+        (read-only arrays, shared with every trace using the same source array). It is
+        encoded and written by the next `flush`."""
         with self._lock:
-            blobs: dict[bytes, tuple[bytes | None, np.ndarray]] = {}
-            header = self._encode(trace, blobs)
-            hdr = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
-            for d, (raw, arr) in blobs.items():
-                if d not in self._blob_at and d not in self._pending_blobs:
-                    if raw is None:  # known by identity only: its bytes are the live array's
-                        raw = _KEYS + _SEP.join(arr.tolist()).encode("utf-8") if arr.dtype == object \
-                            else _NUMS + arr.tobytes()
-                    self._pending_blobs[d] = (raw, arr)
-            canonical = self._decode(header, trace.request)
-            self._pending[fp] = (hdr, canonical, list(blobs))
-            if len(self._pending) >= FLUSH_EVERY:
+            canonical = self._canonical(trace)
+            self._pending[fp] = canonical
+            if self.path is not None and not self._disabled and len(self._pending) >= FLUSH_EVERY:
                 self.flush()
             return canonical
 
-    def _pack(self, parts: Sequence[Any], dtypes: Sequence[Any], blobs: dict[bytes, Any]) -> str:
-        """A blob of columns (ids int32 / scores float32 / keys as text), deduplicated by digest."""
+    # ---- the canonical form ----------------------------------------------------------
+    def _fixed(self, arr: Any, dtype: Any) -> np.ndarray:
+        """`arr` at the stored precision, read-only; one copy per source array."""
+        if not isinstance(arr, np.ndarray):
+            out = np.asarray(arr, dtype=dtype)
+            out.flags.writeable = False
+            return out
+        key = (id(arr), dtype)
+        hit = self._canon.get(key)
+        if hit is not None and hit[0]() is arr:
+            return hit[1]
+        out = arr if arr.dtype == dtype and not arr.flags.writeable else np.array(arr, dtype=dtype)
+        out.flags.writeable = False
+        if len(self._canon) > 50000:
+            self._canon = {k: v for k, v in self._canon.items() if v[0]() is not None}
+        self._canon[key] = (weakref.ref(arr), out)
+        return out
+
+    def _canon_list(self, lst: RankedList | None) -> RankedList | None:
+        if lst is None:
+            return None
+        if self.table is not None and lst.table is self.table:
+            return RankedList.of_ids(lst.name, self._fixed(lst.ids, ID_DTYPE), self._fixed(lst.score_array, SCORE_DTYPE),
+                                     self.table, weight=lst.weight)
+        return RankedList(lst.name, lst.keys, tuple(float(np.float32(x)) for x in lst.scores), weight=lst.weight)
+
+    def _canonical(self, t: Trace) -> Trace:
+        text = self._canon_list(t.text)
+        vectors = tuple(self._canon_list(v) for v in t.vectors)
+        pool = self._canon_list(t.pool)
+        hits, w = t.hits, t.rerank_window
+        window: Sequence[str]
+        if (isinstance(hits, HitList) and self.table is not None and t.pool is not None
+                and t.pool.table is self.table and hits.pool is t.pool):
+            new_hits: Sequence[Hit] = HitList(
+                self._fixed(hits.positions, ID_DTYPE), self._fixed(hits.boosts, SCORE_DTYPE), pool=pool,  # type: ignore[arg-type]
+                text=text, vectors=vectors, window_rr=self._fixed(hits.window_rr, SCORE_DTYPE),
+                window_rrb=self._fixed(hits.window_rrb, SCORE_DTYPE) if hits.window_rrb is not None else None,
+                select=hits.select, captions=hits.captions, records=self.records)
+            window = KeySeq(pool.ids[:len(w)], self.table) if len(w) else ()  # type: ignore[union-attr, index]
+        else:
+            new_hits = tuple(_hit_from(json.loads(json.dumps(_hit_to(h)))) for h in hits)
+            window = tuple(w)
+        return Trace(request=t.request, hits=new_hits, text=text, vectors=vectors, pool=pool, rerank_window=window,
+                     reranked=bool(t.reranked), count=t.count, filter_matches=t.filter_matches,
+                     partial_reason=t.partial_reason,
+                     timings_ms={k: round(float(v), 3) for k, v in t.timings_ms.items()}, target=t.target)
+
+    # ---- encoding (at flush) ---------------------------------------------------------
+    def _pack(self, parts: Sequence[Any], dtypes: Sequence[Any], blobs: dict[bytes, bytes]) -> str:
+        """Digest of a blob of columns (ids int32 / scores float32 / keys as text); its bytes
+        go to `blobs` unless the file has them. Digests are remembered by array identity."""
         ident = None
         if all(isinstance(p, np.ndarray) for p in parts):
             ident = (tuple(id(p) for p in parts), tuple(dtypes))
             seen = self._seen.get(ident)
-            if seen is not None and all(ref() is p for ref, p in zip(seen[0], parts, strict=True)):
-                d = seen[1]
-                live = self._live.get(d)
-                if live is not None:
-                    if d not in blobs:
-                        pend = self._pending_blobs.get(d)
-                        blobs[d] = (pend[0] if pend is not None else None, live)
-                    return d.hex()
+            if seen is not None and all(ref() is p for ref, p in zip(seen[0], parts, strict=True)) \
+                    and (seen[1] in self._blob_at or seen[1] in blobs):
+                return seen[1].hex()
         if dtypes[0] is object:
             raw = _KEYS + _SEP.join(parts[0]).encode("utf-8")
         else:
             raw = _NUMS + b"".join(np.ascontiguousarray(p, dtype=t).tobytes() for p, t in zip(parts, dtypes, strict=True))
         d = _digest(b"", raw)
-        if d not in blobs:
-            live = self._live.get(d)
-            if live is None:
-                pend = self._pending_blobs.get(d)
-                if pend is not None:
-                    live = pend[1]
-                else:
-                    live = _keys_array(raw[4:]) if raw[:4] == _KEYS else np.frombuffer(raw, dtype=np.uint8, offset=4)
-                self._live[d] = live
-            blobs[d] = (raw, live)
+        if d not in self._blob_at:
+            blobs.setdefault(d, raw)
         if ident is not None:
-            if len(self._seen) > 20000:
+            if len(self._seen) > 50000:
                 self._seen = {k: v for k, v in self._seen.items() if all(r() is not None for r in v[0])}
             self._seen[ident] = (tuple(weakref.ref(p) for p in parts), d)
         return d.hex()

@@ -471,7 +471,7 @@ def _record_of(records: Callable[[int], Mapping[str, Any]], row: int) -> Callabl
     return lambda: records(row)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trace:
     """All stages of one executed request.
 

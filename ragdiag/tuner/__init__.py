@@ -566,11 +566,12 @@ def drill_html(rows: Sequence[DrillRow], *, baseline_rows: Sequence[DrillRow] = 
 # ---- the widget ------------------------------------------------------------------------
 def _memory_runner(runner: Any) -> Any:
     """A runner of its own (its own stats and budget count) over the audit runner's trace store:
-    what-ifs and the audit share every stored trace, and appending one costs microseconds."""
+    what-ifs and the audit share every stored trace. Its traces are written with the store's
+    next batch, not after every slider move."""
     from ragdiag.engine.runner import Runner
 
     return Runner(runner.target, budget=runner.budget, concurrency=runner.concurrency, progress=False,
-                  store=runner.store)
+                  store=runner.store, flush_each_run=False)
 
 
 class ProfileTuner:

@@ -147,11 +147,14 @@ class VectorField:
 
     @staticmethod
     def _sorted(ids: np.ndarray, sims: np.ndarray, key_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's result (best first) with equal similarities put in document-key order."""
         keep = ids >= 0
         rows = ids[keep].astype(np.int32)
         sims = sims[keep]
-        order = order_by_score(sims, rows, key_rank)
-        return rows[order], sims[order]
+        if rows.shape[0] > 1 and (sims[1:] == sims[:-1]).any():
+            order = order_by_score(sims, rows, key_rank)
+            rows, sims = rows[order], sims[order]
+        return rows, sims
 
 
 def query_vector(v: Sequence[float] | np.ndarray, dim: int) -> np.ndarray:
