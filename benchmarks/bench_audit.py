@@ -77,7 +77,8 @@ def what_ifs(ctx, n_values: int = 5) -> dict:
             replace(v, weight=1.5 + 0.25 * i) for v in fact.vector_queries)) for i in range(n_values)],
         "dropped filter clause": [fact.replace(filter=odata.render(odata.drop_clause(odata.parse(fact.filter), i)))
                                   for i in range(len(clauses))],
-        "keyword text mode": [fact.replace(keyword_text=m) for m in modes],
+        # ("none" is refused for fact_template: its vector and semantic texts are the keyword text)
+        "keyword text mode": [fact.replace(keyword_text=m) for m in modes if m != "none"],
     }
     from ragdiag.tuner import _memory_runner
 

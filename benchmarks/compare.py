@@ -183,6 +183,8 @@ def run_size(size: int, reps: int) -> dict[str, Any]:
                "floor": lambda i: strong.floor(topics[i][1], qvecs[i])}
     names = list(runners)
     lat: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}  # thread CPU time: robust to other jobs
+    ratio_cpu: list[float] = []
     ratio_strong: list[float] = []
     ratio_floor: list[float] = []
     stages: dict[str, list[float]] = {}
@@ -193,14 +195,19 @@ def run_size(size: int, reps: int) -> dict[str, Any]:
     for rep in range(reps):
         for i in range(len(topics)):
             order = names[(rep + i) % 3:] + names[:(rep + i) % 3]
-            this = {}
+            this, this_cpu = {}, {}
             for n in order:
                 clear()
+                c = time.thread_time()
                 t = time.perf_counter()
                 runners[n](i)
                 this[n] = time.perf_counter() - t
+                this_cpu[n] = time.thread_time() - c
                 lat[n].append(this[n])
+                cpu[n].append(this_cpu[n])
             ratio_strong.append(this["ragdiag"] / this["strong"])
+            if this_cpu["strong"] > 0:
+                ratio_cpu.append(this_cpu["ragdiag"] / this_cpu["strong"])
             ratio_floor.append(this["ragdiag"] / this["floor"])
     for i in range(len(topics)):
         clear()
@@ -214,6 +221,11 @@ def run_size(size: int, reps: int) -> dict[str, Any]:
         overlap += len(set(a) & set(b)) / max(1, len(b))
     out["latency_ms"] = {n: {"p50": round(pct(v, 50), 3), "p95": round(pct(v, 95), 3), "n": len(v)}
                          for n, v in lat.items()}
+    out["cpu_ms"] = {n: {"p50": round(pct(v, 50), 3), "mean": round(float(np.mean(v)) * 1000, 3)}
+                     for n, v in cpu.items()}
+    out["cpu_ratio_ragdiag_to_strong"] = {
+        "median_of_pairs": round(statistics.median(ratio_cpu), 3) if ratio_cpu else None,
+        "of_means": round(float(np.mean(cpu["ragdiag"]) / np.mean(cpu["strong"])), 3)}
     out["ratio_ragdiag_to_strong"] = {"median": round(statistics.median(ratio_strong), 3),
                                       "p95": round(float(np.percentile(ratio_strong, 95)), 3)}
     out["ratio_ragdiag_to_floor"] = {"median": round(statistics.median(ratio_floor), 3)}

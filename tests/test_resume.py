@@ -3,7 +3,8 @@ findings JSON, byte for byte, as an uninterrupted one (apart from `NONDETERMINIS
 
 The world is built to tie: every "section" has a "chunk" with the same text, so BM25, the
 vectors and the bi-encoder reranker's scores tie exactly between the two, and their keys
-sort in the opposite order to their rows. Reranker scores are computed for whatever
+sort in the opposite order to their rows (equal reranker scores keep the pool order, which
+puts such twins in key order). Reranker scores are computed for whatever
 documents a request's window lacks, so an interrupted run computes them in other batches
 than an uninterrupted one: they must not depend on the batch.
 """
@@ -173,10 +174,11 @@ def test_tied_documents_rank_by_key_in_every_stage(tmp_path):
         for a in range(len(keys) - 1):
             if scores[a] == scores[a + 1]:
                 assert keys[a] < keys[a + 1], (lst.name, keys[a], keys[a + 1])
-    rr = [(h.reranker_score, h.key) for h in t.hits if h.reranker_score is not None]
-    for (s1, k1), (s2, k2) in zip(rr, rr[1:], strict=False):
-        assert s1 > s2 or (s1 == s2 and k1 < k2)
-    assert any(s1 == s2 for (s1, _), (s2, _) in zip(rr, rr[1:], strict=False))  # the world does tie
+    # equal reranker scores keep the pool order (fused score, then key): twins stay in key order
+    rr = [(h.reranker_score, h.fused_rank, h.key) for h in t.hits if h.reranker_score is not None]
+    for (s1, f1, _k1), (s2, f2, _k2) in zip(rr, rr[1:], strict=False):
+        assert s1 > s2 or (s1 == s2 and f1 < f2)
+    assert any(s1 == s2 for (s1, _, _), (s2, _, _) in zip(rr, rr[1:], strict=False))  # the world does tie
 
 
 _CHILD = textwrap.dedent("""

