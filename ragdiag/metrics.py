@@ -172,26 +172,25 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
         judged = {str(doc): int(g) for doc, g in judgments.items()}
         if any(g >= 1 for g in judged.values()):
             qrels_clean[str(qid)] = judged
-    run_scores: dict[str, dict[str, float]] = {}
+    ranked_of: dict[str, Sequence[str]] = {}
     for qid, ranked in run.items():
         qid = str(qid)
         if qid in qrels_clean and ranked:
             if isinstance(ranked, str):
                 raise RagdiagError(f"run for {qid!r} must be a list of keys, got a string")
-            run_scores[qid] = run_to_scores(ranked)
-
+            ranked_of[qid] = ranked
     per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
     # per-query results are memoised by (ranking, judgments, cutoffs): a what-if changes a few
     # dozen of the goldset's rankings, and only those reach pytrec_eval again
     todo: dict[str, dict[str, float]] = {}
     keys: dict[str, Any] = {}
-    for qid, scores in run_scores.items():
-        key = (k, recall_k, tuple(scores), tuple(sorted(qrels_clean[qid].items())))
+    for qid, ranked in ranked_of.items():
+        key = (k, recall_k, tuple(ranked), tuple(sorted(qrels_clean[qid].items())))
         hit = _QUERY_MEMO.get(key)
         if hit is not None:
             per_query[qid].update(hit)
         else:
-            todo[qid] = run_scores[qid]  # type: ignore[assignment]
+            todo[qid] = run_to_scores(ranked)
             keys[qid] = key
     if todo:
         import pytrec_eval
@@ -217,7 +216,7 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
             if len(_QUERY_MEMO) >= QUERY_MEMO_SIZE:
                 _QUERY_MEMO.clear()
             _QUERY_MEMO[keys[qid]] = dict(per_query[qid])
-    missing = tuple(q for q in qrels_clean if q not in run_scores)
+    missing = tuple(q for q in qrels_clean if q not in ranked_of)
     return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
                       recall_k=recall_k, name=name, missing=missing, measures=names)
 

@@ -49,6 +49,11 @@ QUERY_VECTOR_CACHE = 50000
 # with all-MiniLM-L6-v2 over the sample's questions (benchmarks/README.md, "Query embedding"):
 # 16 was fastest; 64 pads short questions to the longest of many.
 EMBED_BATCH = 16
+# Unfiltered or equally-filtered HNSW searches of a prepared batch run in one FAISS call only
+# from this many queries on: FAISS parallelises the call with OpenMP, whose threads spin while
+# they wait, and on two cores shared with other jobs small batches measured slower than one
+# call per query (a what-if's 6 groups of ~9 queries: ~100 ms per call at load 9).
+HNSW_BATCH_MIN = 64
 _EMPTY_I = np.empty(0, dtype=np.int32)
 _EMPTY_F = np.empty(0, dtype=np.float32)
 
@@ -279,8 +284,8 @@ class LocalTarget:
                     post = self._mask(vfilter) if vfilter and pre is None else None
                     groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
         for (field, k, pre), items in groups.items():
-            if len(items) < 2:
-                continue
+            if len(items) < HNSW_BATCH_MIN:
+                continue  # searched one by one in search(): identical results
             vf = self.vector_fields[field]
             allowed = self._mask(pre) if pre else None
             if allowed is not None and not vf.uses_hnsw(allowed, k):
