@@ -57,7 +57,8 @@ class PlanRow:
 
 def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[PlanRow], dict[str, Any]]:
     """Per-check request counts for the audit `ctx` describes (no request reaches the real target)."""
-    from ragdiag.engine.context import AuditContext, run_checks
+    from ragdiag.audit import run_checks
+    from ragdiag.engine.context import AuditContext
     from ragdiag.engine.runner import Runner
 
     real = ctx.target

@@ -45,10 +45,10 @@ from ragdiag.targets.local.vector import query_vector
 SEMANTICS_VERSION = 4
 STAGE_CACHE = 4096
 QUERY_VECTOR_CACHE = 50000
-# Query texts per model call when a batch of requests is prepared. Measured on 2 shared cores
-# with all-MiniLM-L6-v2 over the sample's questions (benchmarks/README.md, "Query embedding"):
-# 16 was fastest; 64 pads short questions to the longest of many.
-EMBED_BATCH = 16
+# Query texts per model call when a batch of requests is prepared. Measured on these 2 shared
+# cores with all-MiniLM-L6-v2 over the sample audit's query texts (benchmarks/bench_embed.py,
+# README "Query embedding batch size"): 64 was fastest, 2x-4x ahead of 8-32 at load 6-8.
+EMBED_BATCH = 64
 # Unfiltered or equally-filtered HNSW searches of a prepared batch run in one FAISS call only
 # from this many queries on: FAISS parallelises the call with OpenMP, whose threads spin while
 # they wait, and on two cores shared with other jobs small batches measured slower than one
