@@ -19,8 +19,16 @@ from ragdiag.errors import ConfigError
 from ragdiag.inputs.config import AuditConfig, load_config
 from ragdiag.inputs.entities import entity_matcher  # re-exported: it lived here before
 
-__all__ = ["EVAL_DEPTH", "AuditContext", "GoldQuery", "GoldRun", "open_target", "build_context",
-           "run_checks", "open_audit", "run_audit", "entity_matcher"]
+__all__ = ["EVAL_DEPTH", "NONDETERMINISTIC_META", "AuditContext", "GoldQuery", "GoldRun", "open_target",
+           "build_context", "run_checks", "open_audit", "run_audit", "entity_matcher"]
+
+#: The only parts of an audit's findings JSON that differ between two runs of the same audit
+#: (same inputs, index and code) -- e.g. an interrupted audit resumed from the trace store and
+#: an uninterrupted one: keys of ``meta``. ``date`` is the wall clock; ``runner`` counts how
+#: requests were answered (sent, from memory, from the store, over budget); ``target_stats``
+#: is a live target's own request and timing counters. Everything else, findings included, is
+#: equal byte for byte.
+NONDETERMINISTIC_META: tuple[str, ...] = ("date", "runner", "target_stats")
 
 def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
     """The target the config names (read-only), opened by its kind; None for a code-only audit."""
@@ -97,6 +105,7 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         breaker.reset()  # a new run gets a new chance (e.g. a notebook re-run after an outage)
         if breaker.on_open is None and ctx.log is not None:
             breaker.on_open = ctx.log
+    ctx.prepare()  # once per context: one batched embedding call for the audit's query texts
     findings = []
     with _StopOnSignals(breaker, enabled=stop_on_signals) as stop:
         for cid in ids:
