@@ -29,7 +29,7 @@ from ragdiag.engine.context import AuditContext
 from ragdiag.engine.runner import Runner
 from ragdiag.engine.store import store_path
 from ragdiag.inputs.goldset import GoldCase, Goldset
-from ragdiag.policy.profile import Identity, loads_policy
+from ragdiag.policy import Identity, loads_policy
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import tiny_schema
 
