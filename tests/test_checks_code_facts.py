@@ -517,3 +517,16 @@ def test_the_new_code_findings_render_in_german(specs, tmp_path):
     de = localize(run(specs, "acl_trimming", root), "de", specs)
     assert de.headline.startswith("Fail-open an app.py:9: eine Wiederholung nach einer fehlgeschlagenen Suche")
     assert de.evidence_table("fail_open").rows[0][3] == "Wiederholung ohne Trimmung"
+
+
+def test_a_retrievers_k_replaces_the_stores_default_in_the_headline(specs, tmp_path):
+    f = run(specs, "call_sites", app(tmp_path, {"chat.ts": """
+        import { FaissStore } from '@langchain/community/vectorstores/faiss';
+
+        export async function chat(q: string, embeddings: any) {
+          const store = await FaissStore.load('.faiss', embeddings);
+          return store.asRetriever(3).invoke(q);
+        }
+        """}))
+    assert f.status == "warn"
+    assert "a framework vector store (langchain) at chat.ts:5 with k=3 (passed at chat.ts:6)" in f.headline

@@ -7,8 +7,17 @@ Parts, each run when its inputs are there (the headline says which ran):
   vector query's ``filter_override`` may replace the filter without it (judged on the built
   request); each fault fails, naming the profile, the vector query, its fields and the
   override text.
-- Client code: security filters interpolated without escaping fail; an escaped identity
-  clause is evidence; permission headers (``x-ms-query-source-authorization``) are found.
+- Client code (request path only; admin, test and script records are listed with their class):
+  the permission mechanisms (an OData security filter, the user's token in
+  ``x-ms-query-source-authorization``, a framework filter, an SQL WHERE) with what switches
+  them on, and every path on which they fail open. Fails: a security filter interpolated
+  without escaping, a retry that drops the header or the filter, a swallowed error getting the
+  user's token, trimming or the whole filter controlled by the request, security ids from the
+  model's tool-call arguments or from the request, a request-path site without the security
+  clause while others have it, an agent loop whose search node lacks the clause (or whose
+  rewrite node rebuilds the filter state) while the app trims elsewhere. Warns: trimming off
+  by default or switched by a setting. An escaped identity clause is evidence; filters that
+  interpolate values without visible escaping are listed.
 - Probes (target, profiles, identities): leak probes count results outside each identity's
   rights, attributed to the clause or override that dropped the identity; injection probes
   send hostile group values through each trimming profile's builder (see `_acl_probes`).

@@ -256,9 +256,10 @@ class CallSites(Check):
         parts = []
         for (kind, framework), items in groups.items():
             best = max(items, key=lambda d: sum(1 for p in d.settings.values() if p.resolved))
+            searches = [s for s in scan.request_sites() if s.file == best.file and s.kind in ("langchain", "llamaindex")]
             parts.append(v.msg("delegated_part", kind=v.msg(f"kind_{kind}") if f"{ID}.kind_{kind}" in v.catalogue
                                else kind, framework=framework, where=short(v, [at(d) for d in items]),
-                               settings=_settings(v, best) or v.msg("no_settings")))
+                               settings=_settings(v, best, searches) or v.msg("no_settings")))
             for d in items:
                 locate(v, d, "loc_delegated", level="note", kind=kind, framework=framework)
         v.warn("delegated", parts=tuple(parts))
@@ -332,10 +333,17 @@ KEY_SETTINGS = ("top_n_documents", "strictness", "in_scope", "query_type", "sear
                 "similarity_top_k", "score_threshold", "top", "filter", "reranker_threshold")
 
 
-def _settings(v: Verdict, d: Any) -> tuple[Message, ...]:
-    """The retrieval settings of a delegated retrieval for a headline: passed ones, then defaults that apply."""
+def _settings(v: Verdict, d: Any, searches: list[Any] = ()) -> tuple[Message, ...]:
+    """The retrieval settings of a delegated retrieval for a headline: passed ones, then defaults that apply.
+
+    A store's default `k` gives way to the `k` its retriever calls in the same file pass (`asRetriever(3)`)."""
     out = []
     for name in KEY_SETTINGS:
+        passed = [s for s in searches if s.params.get(name) is not None and s.params[name].resolved
+                  and not s.params[name].source.startswith("library_default")]
+        if name not in d.settings and passed:
+            out.append(v.msg("setting_at", name=name, value=passed[0].params[name].value, where=at(passed[0])))
+            continue
         p = d.settings.get(name)
         if p is not None:
             if not p.resolved:

@@ -3,7 +3,11 @@
 Code half (client-code scan, never run): LLM call sites and whether the
 retrieved context they receive is bounded (slice, budget comparison,
 truncation helper), budget constants, citation handlers and whether they check
-cited ids against the retrieved ids.
+cited ids against the retrieved ids, budgets whose units do not add up (a
+character count taken from a token limit) and calls whose only cap is the
+answer's `max_tokens`, and the chunk count a delegated retrieval puts into the
+context (On your data `top_n_documents`, a retriever's `k`). Only request-path
+calls are judged; evaluation scripts, tests and notebooks are listed.
 
 Profiles: a profile's `top` is what reaches the model. A profile whose top is
 more than ``max_top_ratio`` times the median top of the other profiles, or that
@@ -223,6 +227,12 @@ class ContextBudgets(Check):
             value = d.value(name)
             source = p.source if p is not None else f"library_default:{d.framework}"
             override = p.override if p is not None else ""
+            if p is None:  # the store's default gives way to what its retriever calls in the file pass
+                passed = [s.params["k"] for s in scan.search_calls if s.file == d.file
+                          and s.kind in ("langchain", "llamaindex") and s.params.get("k") is not None
+                          and s.params["k"].resolved and not s.params["k"].source.startswith("library_default")]
+                if passed:
+                    value, source, override = passed[0].value, passed[0].source, passed[0].override
             rows.append((at(d), site_class(v, d), d.kind, d.framework, name, value, source, override))
             if on_request_path(d) and isinstance(value, int) and not isinstance(value, bool):
                 parts.append(v.msg("delegated_bound", where=at(d), framework=d.framework, name=name, value=value))

@@ -259,10 +259,11 @@ def _int(p: Any) -> int | None:
 def _semantic(site: Any) -> str:
     """``yes``, ``conditional`` (under a condition, a setting or the request) or ``no``."""
     p = site.params.get("query_type")
-    if p is None or p.value is None:
+    if p is None:
         return "no"
-    if "semantic" not in str(p.value).lower():
-        return "no"
+    if p.value is None or "semantic" not in str(p.value).lower():
+        # one branch of `"semantic" if configured else "simple"`: semantic under that condition
+        return "conditional" if not p.resolved and "semantic" in (p.expression or "").lower() else "no"
     cond = (not p.resolved or p.source.startswith("when:") or "(conditional)" in p.source
             or (p.override or "").startswith(("condition:", "request:", "env:", "parameter:")))
     return "conditional" if cond else "yes"
