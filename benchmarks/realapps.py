@@ -16,8 +16,11 @@ Scores. Sites: a truth site is *found* when the scanner reports a search call
 within 3 lines (same notebook cell) with the same class, *partly* with another
 class, *missed* otherwise; scanner sites matching no truth site are false
 positives (precision). Facts: each `check` returns found / partly / missed /
-wrong (the scanner asserts something else). Phase 2 re-scores with the checks
-by replacing `scan_facts` with the checks' findings.
+wrong (the scanner asserts something else), scored twice: on the scanner's raw
+records (`check`) and on the findings of a code-only audit of the snapshot
+(`check_findings`: status, headline, evidence rows by key, locations), with
+wrong passes of acl_trimming and context_budgets counted apart (`wrong_pass`).
+Repositories with `held_out: phase2` are totalled apart from the development set.
 """
 
 from __future__ import annotations
