@@ -849,3 +849,99 @@ def test_js_reranker_threshold_and_budget_units(tmp_path):
         "rerankerScore", "reranker_score", "above", False, True, 2)
     assert by["keepClose"].measure == "distance" and by["keepClose"].reversed
     assert [b.kind for b in s.budget_units] == ["chars_from_tokens"]
+
+
+# ---- found on the phase-2 held-out applications (fixed after their first pass) --------------------------------
+
+ENV_HELPER = """
+    import os
+
+
+    class EnvHelper:
+        def __init__(self):
+            self.TOP_K = self.get_env_var_int("SEARCH_TOP_K", 5)
+            self.FILTER = os.getenv("SEARCH_FILTER", "")
+
+        def get_env_var_int(self, var_name: str, default: int):
+            return int(os.getenv(var_name, default))
+    """
+HANDLERS = """
+    from azure.search.documents import SearchClient
+    from .env_helper import EnvHelper
+
+
+    class Base:
+        def __init__(self, env_helper: EnvHelper):
+            self.env_helper = env_helper
+            self.search_client = SearchClient("e", "i", None)
+
+
+    class Filtered(Base):
+        def query(self, q):
+            return self.search_client.search(q, top=self.env_helper.TOP_K, filter=self.env_helper.FILTER)
+
+
+    class Other(Base):
+        def query(self, q):
+            return self.search_client.search(q, top=self.env_helper.TOP_K{other})
+    """
+
+
+def test_a_settings_helpers_attributes_resolve_through_a_base_class(tmp_path):
+    s = scan(tmp_path, {"pkg/__init__.py": "", "pkg/env_helper.py": ENV_HELPER,
+                        "pkg/handlers.py": HANDLERS.format(other=", filter=self.env_helper.FILTER")})
+    top = s.search_calls[0].param("top")
+    assert (top.value, top.source, top.override) == (5, "env:SEARCH_TOP_K", "env:SEARCH_TOP_K")
+    assert s.drift() == []
+
+
+def test_a_configured_filter_passed_on_one_path_only_drifts(tmp_path):
+    s = scan(tmp_path, {"pkg/__init__.py": "", "pkg/env_helper.py": ENV_HELPER,
+                        "pkg/handlers.py": HANDLERS.format(other="")})
+    d = only_one(s.drift())
+    assert d.param == "filter: self.env_helper.FILTER" and d.kind == "filter_clause"
+    assert d.values == {"present": ("pkg/handlers.py:14",), "absent": ("pkg/handlers.py:19",)}
+
+
+def test_a_store_the_file_only_fills_is_not_delegated_retrieval(tmp_path):
+    s = scan(tmp_path, {
+        "log.py": """
+            from langchain_community.vectorstores.azuresearch import AzureSearch
+
+            def conversation_log(f):
+                return AzureSearch(azure_search_endpoint="e", index_name="logs", embedding_function=f)
+            """,
+        "rag.py": """
+            from langchain_community.vectorstores.azuresearch import AzureSearch
+
+            store = AzureSearch(azure_search_endpoint="e", index_name="kb", embedding_function=f)
+
+            def ask(q):
+                return store.as_retriever().invoke(q)
+            """})
+    assert [d.file for d in s.delegated] == ["rag.py"]
+
+
+def test_langchain_js_vector_stores_are_delegated_where_the_file_retrieves(tmp_path):
+    s = scan(tmp_path, {
+        "chat.ts": """
+            import { FaissStore } from '@langchain/community/vectorstores/faiss';
+            import { AzureCosmosDBNoSQLVectorStore } from '@langchain/azure-cosmosdb';
+
+            export async function chat(q: string, embeddings: any, local: boolean) {
+              const store = local ? await FaissStore.load('.faiss', embeddings)
+                                  : new AzureCosmosDBNoSQLVectorStore(embeddings, {});
+              return store.asRetriever(3).invoke(q);
+            }
+            """,
+        "upload.ts": """
+            import { FaissStore } from '@langchain/community/vectorstores/faiss';
+
+            export async function upload(docs: any[], embeddings: any) {
+              const store = await FaissStore.fromDocuments(docs, embeddings, {});
+              await store.save('.faiss');
+            }
+            """})
+    assert sorted((d.file, d.store, d.kind, d.defaults["k"]) for d in s.delegated) == [
+        ("chat.ts", "AzureCosmosDBNoSQLVectorStore", "vector_store", 4), ("chat.ts", "FaissStore", "vector_store", 4)]
+    assert only_one(s.search_calls).value("k") == 3

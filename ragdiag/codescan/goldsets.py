@@ -36,7 +36,7 @@ _EXTRA_NAME = re.compile(r"ground[-_]?truth|golden|gold|qa[-_]?pairs|test[-_]?se
 _EVAL_DIR = re.compile(r"(^|/)(evals?|evaluations?|evaluators?|benchmarks?|tests?/data|ground[-_]?truth)(/|$)", re.I)
 _RESULT_PATH = re.compile(r"(^|/)(results?|outputs?|runs?|reports?)(/|$)|result|output|scores|metrics|summary", re.I)
 _SOURCE_KEYS = re.compile(r"^(source|sources|source_?ids?|doc_?ids?|document_?ids?|documents|relevant(_docs|_ids)?|"
-                          r"context_?ids?|chunk_?ids?|citations?|expected_?(ids|sources|docs)|qrels|ids|"
+                          r"context_?ids?|chunk_?ids?|citations?|expect(ed)?_?(ids|sources|docs)|qrels|ids|"
                           r"gold_?(ids|docs)|positive_?ids|reference_?ids|ground_?truth_?ids)$", re.I)
 _ANSWER_KEYS = re.compile(r"truth|answer|expected|reference|ideal|gold|response", re.I)
 _QUESTION_KEYS = re.compile(r"question|query|prompt|input|q$", re.I)

@@ -20,6 +20,8 @@ HTTP_METHODS = frozenset({"post", "get", "put", "patch", "request"})
 LC_METHODS = frozenset({"similaritySearch", "similaritySearchWithScore", "similaritySearchVectorWithScore",
                         "maxMarginalRelevanceSearch", "hybridSearch", "semanticHybridSearch"})
 SQL_FUNCS = frozenset({"cosineDistance", "l2Distance", "innerProduct", "cosine_distance"})
+#: LangChain.js store factories: `FaissStore.load(...)`, `X.fromDocuments(...)`...
+JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExistingIndex", "fromExistingCollection"})
 
 
 class SearchSites:
@@ -33,6 +35,8 @@ class SearchSites:
             if last in ("AzureAISearchVectorStore", "AzureAISearchRetriever", "VectorIndexRetriever"):
                 kind = "llamaindex" if self.llamaindex and not self.langchain else "langchain"
                 self.out.search_calls.append(self.site(kind, node, qual, {}, {}, None, f"new {ctor}"))
+            if self._js_store_name(last) and self._js_retrieves():
+                self._js_store(node, qual, last, f"new {ctor}")
             return
         fn = field(node, "function")
         if fn is None:
@@ -46,6 +50,10 @@ class SearchSites:
             last = text(field(fn, "property"))
             receiver = text(field(fn, "object"))
         else:
+            return
+        if receiver is not None and last in JS_STORE_FACTORIES and self._js_store_name(receiver.rsplit(".", 1)[-1]) \
+                and self._js_retrieves():
+            self._js_store(node, qual, receiver.rsplit(".", 1)[-1], name)
             return
         if (fn.type == "identifier" and last in HTTP_FUNCS) or (receiver is not None and last in HTTP_METHODS):
             self._rest(node, qual, ctx, name, last, receiver, args, is_async)
@@ -137,6 +145,23 @@ class SearchSites:
         self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
                                                is_async))
         self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _js_store_name(self, name: str) -> bool:
+        """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""
+        return (self.langchain or self.llamaindex) and name[:1].isupper() and name.endswith(("VectorStore", "Store")) \
+            and not name.endswith(("DocumentStore", "DocStore", "ChatMessageStore", "KVStore", "ByteStore"))
+
+    def _js_retrieves(self) -> bool:
+        """Does this file retrieve from a store (a store built or loaded only to be filled is ingestion)?"""
+        return "asRetriever" in self.source or any(m in self.source for m in LC_METHODS)
+
+    def _js_store(self, node: Any, qual: str, store: str, name: str) -> None:
+        """A vector store the framework searches with its own defaults (LangChain.js `k` = 4)."""
+        framework = "llamaindex" if self.llamaindex and not self.langchain else "langchain"
+        defaults = {"similarity_top_k": 2} if framework == "llamaindex" else {"k": 4}
+        self.out.delegated.append(DelegatedRetrieval(
+            file=self.rel, line=line(node), function=qual or "<module>", kind="vector_store", framework=framework,
+            store=store, settings={}, defaults=defaults, call=name, language=language(self.rel)))
 
     def _js_delegated(self, node: Any, qual: str, url: str, body: Val | None, headers: Val | None, name: str,
                       is_async: bool) -> None:

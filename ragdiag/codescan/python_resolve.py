@@ -316,11 +316,29 @@ class PyResolver(Resolver):
             if len(assigned) == 1:
                 method, value = assigned[0]
                 return self.class_of(value, Ctx.of(ctx.mod, method, ctx.cls), depth + 1)
+            if not assigned:  # set in a base class's __init__ (`self.env_helper = env_helper`)
+                for bmod, bcls in self._bases(ctx.mod, ctx.cls):
+                    inherited = bmod.self_attrs(bcls).get(node.attr, [])
+                    if len(inherited) == 1:
+                        method, value = inherited[0]
+                        return self.class_of(value, Ctx.of(bmod, method, bcls), depth + 1)
             for sub in ast.walk(ctx.mod.classes.get(ctx.cls) or ast.Pass()):
                 if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.target.id == node.attr:
                     hit = self._class_by_text(dotted(sub.annotation) or "", ctx)
                     return (hit[0], hit[1], None) if hit else None
         return None
+
+    def _bases(self, mod: PyModule, cls: str, depth: int = 0) -> list[tuple[PyModule, str]]:
+        """The scanned base classes of `cls`, nearest first (same module or imported)."""
+        out: list[tuple[PyModule, str]] = []
+        if depth > 3:
+            return out
+        for base in mod.class_bases.get(cls, []):
+            hit = (mod, base) if base in mod.classes and base != cls else self._class_by_text(base, Ctx(mod))
+            if hit is not None and hit != (mod, cls):
+                out.append(hit)
+                out.extend(self._bases(hit[0], hit[1], depth + 1))
+        return out
 
     def _class_named(self, func: ast.AST, ctx: Ctx) -> tuple[PyModule, str] | None:
         name = dotted(func)
@@ -358,6 +376,14 @@ class PyResolver(Resolver):
             for base in mod.class_bases.get(cls, []):
                 if base in mod.classes and base != cls:
                     return self.class_field(mod, base, field, None, None, node, ctx)
+            # `self.FIELD = ...` set once in a method (a settings helper's __init__: EnvHelper)
+            assigned = mod.self_attrs(cls).get(field, [])
+            if len(assigned) == 1:
+                method, value = assigned[0]
+                v = self.guarded(("selfattr", mod.rel, cls, field), node, ctx,
+                                 lambda: self.resolve(value, Ctx.of(mod, method, cls)), f"attribute:{cls}.{field}")
+                return v.copy(source=v.source if v.source.startswith("env:") else f"attribute:{cls}.{field}",
+                              prov=v.prov or self.where(mod, value))
             return None
         value, line = fields[field]
         if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in ("Field", "field"):
@@ -485,6 +511,10 @@ class PyResolver(Resolver):
             return C.make_dict(items, open=open_, node=node, ctx=ctx)
         if name in ENV_CALLS or (name.endswith(("environ.get", ".getenv")) and node.args):
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else "?"
+            if key == "?" and node.args:  # a helper's parameter: `os.getenv(var_name, default)`
+                named = self.resolve(node.args[0], ctx)
+                if named.resolved and isinstance(named.value, str):
+                    key = named.value
             default_node = node.args[1] if len(node.args) > 1 else next(
                 (k.value for k in node.keywords if k.arg == "default"), None)
             default = self.resolve(default_node, ctx) if default_node is not None else None

@@ -63,6 +63,13 @@ LIBRARY_DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
+#: a retrieval call on a store somewhere in the file: the store built there is searched, not only filled
+RETRIEVES_RE = re.compile(r"\.(as_retriever|similarity_search\w*|max_marginal_relevance_search\w*|as_query_engine|"
+                          r"as_chat_engine|retrieve|aretrieve|hybrid_search\w*|semantic_hybrid_search\w*|"
+                          r"vector_search\w*|query)\(|RetrievalQA|create_retrieval_chain|ConversationalRetrievalChain|"
+                          r"VectorStoreIndex|retriever\b")
+
+
 class DelegatedSites:
     """Delegated retrieval and framework defaults (mixed into `PyFileScan`)."""
 
@@ -187,6 +194,8 @@ class DelegatedSites:
         return True
 
     def _store(self, call: ast.Call, qual: str, ctx: Ctx, name: str, base: str) -> None:
+        if not RETRIEVES_RE.search(self.source):
+            return  # a store the file only fills or logs to (a conversation log index) is not retrieval
         framework, store, defaults = STORE_CTORS[base]
         settings = {k.arg: self.r.resolve(k.value, ctx) for k in call.keywords if k.arg and k.arg not in (
             "embedding", "embedding_function", "embeddings", "azure_search_key", "credential", "documents",

@@ -39,6 +39,8 @@ from ragdiag.codescan.prompts import contradictions
 
 #: Call-site kinds that send Azure AI Search requests (compared by `drift`).
 AZURE_KINDS = ("azure_search", "rest_search")
+#: Sources of a value that is application configuration, the same for every request (not a caller's argument).
+CONFIG_SOURCES = ("attribute:", "settings:", "env:", "import:", "constant:")
 
 
 # ---- the result -------------------------------------------------------------------------------
@@ -197,8 +199,9 @@ class CodeScan:
         """Filter clauses, the security clause and parameters that differ between call sites.
 
         Compared over Azure request sites (SDK and REST). A literal filter
-        clause present at some sites and absent at others drifts; so does the
-        security clause; `top` and `query_type` drift when two sites resolve
+        clause present at some sites and absent at others drifts; so does a
+        configured filter the scanner cannot read (a setting or attribute
+        passed at some sites, no filter at others), and the security clause; `top` and `query_type` drift when two sites resolve
         to different values (``<unset>`` counts as a value); `k` and
         `exhaustive` over the vector queries (``exhaustive`` unset = false).
         Unresolvable values are left out rather than guessed. Over the request
@@ -229,6 +232,20 @@ class CodeScan:
                 role = C.clause_role(clause_fields[text], text)
                 out.append(Drift(f"filter: {text}", {"present": tuple(present), "absent": tuple(absent)},
                                  "security_clause" if role == "security" else "filter_clause", role))
+        # a configured filter the scanner cannot read (a setting, an attribute, a constant, the environment)
+        # that some sites pass and others do not: the same configuration applies on one path only
+        opaque: dict[str, list[str]] = {}
+        unfiltered = [s.location for s in sites if s.params.get("filter") is None]
+        for s in sites:
+            p = s.params.get("filter")
+            if p is not None and p.expression and p.source.startswith(CONFIG_SOURCES) \
+                    and ((p.value is None and not p.resolved) or p.override) \
+                    and not C.SECURITY_NAME_RE.search(p.expression):
+                opaque.setdefault(p.expression, []).append(s.location)
+        for expr in sorted(opaque):
+            if unfiltered:
+                out.append(Drift(f"filter: {expr}", {"present": tuple(opaque[expr]), "absent": tuple(unfiltered)},
+                                 "filter_clause", "other"))
         # the security clause as such
         sec: dict[str, list[str]] = {}
         for loc, st in states.items():
