@@ -127,13 +127,13 @@ def _headline_parts(finding: Any, lang: str, cat: Any) -> list[str]:
 
 def _effect_line(e: Any, lang: str) -> str:
     return _t("priority_effect", lang, scope=e.scope or "–", metric=metric_label(e.metric, lang),
-              before=fmt_number(e.before, lang), after=fmt_number(e.after, lang),
-              delta=fmt_number(e.delta, lang, signed=True), p=fmt_p(e.p, lang))
+              before=fmt_number(e.before, lang, decimals=3), after=fmt_number(e.after, lang, decimals=3),
+              delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
 
 
 def _effect_short(e: Any, lang: str) -> str:
-    return _t("effect_short", lang, metric=metric_label(e.metric, lang), delta=fmt_number(e.delta, lang, signed=True),
-              p=fmt_p(e.p, lang))
+    return _t("effect_short", lang, metric=metric_label(e.metric, lang),
+              delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
 
 
 def verdict(result: Any, lang: str = "en") -> str:
@@ -156,7 +156,8 @@ def verdict(result: Any, lang: str = "en") -> str:
         key = "verdict_policy_better" if policy_effect.improves else "verdict_policy_worse"
         text += _t(key, lang, policy=policy_effect.action_msg.params["policy"],
                    metric=metric_label(policy_effect.metric, lang), n=policy_effect.n,
-                   before=fmt_number(policy_effect.before, lang), after=fmt_number(policy_effect.after, lang),
+                   before=fmt_number(policy_effect.before, lang, decimals=3),
+                   after=fmt_number(policy_effect.after, lang, decimals=3),
                    p=fmt_p(policy_effect.p, lang))
     return text + _t("verdict_end", lang)
 
@@ -334,8 +335,9 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
 
 
 def _effects_html(effects: Sequence[Any], lang: str) -> str:
-    rows = [[e.action, e.scope, metric_label(e.metric, lang), e.before, e.after,
-             fmt_number(e.delta, lang, signed=True), fmt_p(e.p, lang)] for e in effects]
+    rows = [[e.action, e.scope, metric_label(e.metric, lang), fmt_number(e.before, lang, decimals=3),
+             fmt_number(e.after, lang, decimals=3), fmt_number(e.delta, lang, signed=True, decimals=3),
+             fmt_p(e.p, lang)] for e in effects]
     t = Table([_t(k, lang) for k in ("col_change", "col_scope", "col_metric", "col_before", "col_after")]
               + ["Δ", "p"], ["change", "scope", "metric", "before", "after", "delta", "p_text"], rows,
               _t("effects", lang), _t("effects_note", lang))

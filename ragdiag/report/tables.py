@@ -26,7 +26,7 @@ BODY_MAX_ROWS = 10
 #: rows of one table in the appendix (the audit's JSON holds every row)
 APPENDIX_MAX_ROWS = 400
 #: columns from which a table is printed on a landscape page
-LANDSCAPE_COLUMNS = 16
+LANDSCAPE_COLUMNS = 12
 #: tables that only the appendix prints (their figure or a summary stands in the section)
 APPENDIX_ONLY_SUFFIXES = ("_per_question", "token_histogram", "examples")
 
@@ -47,13 +47,16 @@ def fmt_p(p: Any, lang: str = "en") -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}" if p < 0.1 else f"p = {p:.2f}"
 
 
-def fmt_number(v: Any, lang: str = "en", *, share: bool = False, signed: bool = False) -> str:
-    """A number in the report's convention: 3 significant decimals, thousands with ',' (en) or
-    "'" (de), shares as percentages."""
+def fmt_number(v: Any, lang: str = "en", *, share: bool = False, signed: bool = False,
+               decimals: int | None = None) -> str:
+    """A number in the report's convention: 3 significant decimals (or exactly `decimals`),
+    thousands with ',' (en) or "'" (de), shares as percentages."""
     if v is None or _is_nan(v):
         return "–"
     if isinstance(v, bool):
         return _t("yes" if v else "no", lang)
+    if decimals is not None and isinstance(v, numbers.Real):
+        return f"{float(v):+.{decimals}f}" if signed else f"{float(v):.{decimals}f}"
     if share and -1.0 <= float(v) <= 1.0:
         pct = 100 * float(v)
         text = f"{pct:+.0f}%" if signed else f"{pct:.1f}%" if 0 < abs(pct) < 1 else f"{pct:.0f}%"
@@ -231,7 +234,7 @@ def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold:
                 parts.append("<td></td>" * len(t.columns))
         body.append("<tr>" + '<td class="rd-gap"></td>'.join(parts) + "</tr>")
     cls = f"rd-table{_width_class(t) if groups == 1 else ' rd-folded'}{' rd-fixed' if fixed else ''}{extra_class}"
-    widths = _widths(cells, t.columns, _LINE_CHARS.get(_width_class(t), 120))
+    widths = _widths(cells, t.columns, 200 if is_landscape(t) else _LINE_CHARS.get(_width_class(t), 120))
     colgroup = ("<colgroup>" + "".join(f'<col style="width:{w:.1f}%"/>' for w in widths)
                 + "</colgroup>") if fixed else ""
     return (f'<table class="{cls}">{colgroup}<thead><tr>{head}</tr></thead>'
