@@ -72,7 +72,8 @@ table.rd-summary-table td { padding: 4px 5px; }
 table.rd-table.rd-mid { font-size: 7.5pt; width: 100%; }
 table.rd-table.rd-wide { font-size: 6.8pt; width: 100%; }
 table.rd-table.rd-folded { font-size: 6.5pt; width: 100%; }
-table.rd-table.rd-folded td { padding: 1px 3px; }
+table.rd-table.rd-folded td { padding: 1px 3px; white-space: nowrap; overflow-wrap: normal; }
+table.rd-table.rd-folded { width: auto; }
 table.rd-table th, table.rd-table td { border-bottom: 1px solid #d0d7de; padding: 2px 4px;
   text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: normal; }
 table.rd-table th { background: #f6f8fa; font-weight: bold; }

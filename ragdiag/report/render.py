@@ -274,7 +274,10 @@ def evidence_frame(evidence: Any, max_rows: int = MAX_EVIDENCE_ROWS) -> tuple[An
 
 
 def _table_block(t: Table, lang: str, *, title: str | None = None, notes: Sequence[str] = (),
-                 fold: bool = False, max_rows: int | None = None, heading: str = "h4") -> str:
+                 fold: bool = False, max_rows: int | None = None, heading: str = "h4",
+                 landscape: bool = False) -> str:
+    """A titled table with its notes; `landscape`: sized for a landscape page (the caller puts
+    it on one: the appendix's wide tables), else it wraps on the portrait page."""
     parts = ['<div class="rd-evidence">']
     title = t.title if title is None else title
     if title:
@@ -284,14 +287,11 @@ def _table_block(t: Table, lang: str, *, title: str | None = None, notes: Sequen
     if not t.rows:
         parts.append(f'<p class="rd-note">{_e(_t("no_rows", lang))}</p>')
     else:
-        parts.append(table_html(t, lang, fold=fold, max_rows=max_rows))
+        parts.append(table_html(t, lang, fold=fold, max_rows=max_rows, landscape=landscape))
     for n in [*t.notes, *notes]:
         parts.append(f'<p class="rd-note">{_e(n)}</p>')
     parts.append("</div>")
-    html = "".join(parts)
-    if is_landscape(t):
-        return f'<div class="rd-landscape">{html}</div>'
-    return html
+    return "".join(parts)
 
 
 def render_evidence(evidence: Any, lang: str = "en", *, max_rows: int = MAX_EVIDENCE_ROWS) -> str:
@@ -546,6 +546,7 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
     # A. full evidence tables and key figures
     parts.append(f"<h3>A. {_e(_t('app_evidence', lang))}</h3>")
     parts.append(f'<p class="rd-note">{_e(_t("app_evidence_intro", lang, max=APPENDIX_MAX_ROWS))}</p>')
+    wide: list[str] = []  # landscape tables, printed together at the end (no half-empty page before each)
     for n, f in enumerate(result.findings, start=1):
         full = [ev for ev, body in body_tables(f, lang) if body.in_appendix]
         if not full and not f.metrics:
@@ -555,6 +556,11 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
             t = Table.of(ev).collapsed(lang)
             notes = ([_t("truncated", lang, shown=APPENDIX_MAX_ROWS, total=len(t.rows))]
                      if len(t.rows) > APPENDIX_MAX_ROWS else [])
+            if is_landscape(t):
+                parts.append(f'<p class="rd-note">{_e(_t("in_wide", lang, title=t.title, rows=len(t.rows)))}</p>')
+                wide.append(_table_block(t, lang, title=f"A.{n} {title(f)}: {t.title}", notes=notes,
+                                         max_rows=APPENDIX_MAX_ROWS, heading="h4", landscape=True))
+                continue
             parts.append(_table_block(t, lang, notes=notes, fold=True, max_rows=APPENDIX_MAX_ROWS, heading="h5"))
         if f.metrics:
             parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang)}")
@@ -648,8 +654,14 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
         parts.append(f"<h4>{_e(_t('inputs', lang))}</h4>")
         parts.append(_frame_html(_frame(inputs, [_t("col_input", lang), _t("value", lang)]), lang))
     parts.append(f"<h4>{_e(_t('versions', lang))}</h4>")
-    parts.append(_frame_html(versions_frame(lang), lang))
+    versions = versions_frame(lang)
+    parts.append(table_html(Table([str(c) for c in versions.columns], ["package", "version"],
+                                  [list(r) for r in versions.itertuples(index=False, name=None)]),
+                            lang, fold=True, fold_min_rows=6))
     parts.append(f'<p class="rd-note">{_e(_t("effects_field", lang))}</p>')
     parts.append(f'<p class="rd-note">{_e(_t("generated", lang, date=_date(generated or _now_iso()), version=__version__))}</p>')
+    if wide:  # G. wide tables: one landscape stretch at the very end
+        parts.append(f'<div class="rd-landscape"><h3>G. {_e(_t("app_wide", lang))}</h3>'
+                     + "".join(wide) + "</div>")
     parts.append("</section>")
     return "".join(parts)

@@ -168,6 +168,8 @@ def transposed(t: Table, lang: str) -> Table:
                  False)
 
 
+#: characters of unwrapped folded-table text a portrait line holds (6.5 pt)
+FOLDED_LINE_CHARS = 150
 #: characters of table text a portrait line holds, by table class (font size)
 _LINE_CHARS = {" rd-wide": 135, " rd-mid": 120, "": 105}
 
@@ -182,9 +184,10 @@ def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120)
         p90 = lens[min(len(lens) - 1, int(0.9 * len(lens)))]
         longest_word = max([len(w) for r in cells for w in r[j].split()] + [0])
         head_word = max([len(w) for w in str(c).split()] + [1])
-        lo = min(max(longest_word, head_word + 1, 3), 18) + 1  # a bold header word needs a little more
+        # a bold header word needs a little more room, but a long one may break (cells do not)
+        lo = min(max(longest_word, min(head_word + 1, 10), 3), 18) + 1
         mins.append(lo)
-        wants.append(max(lo, min(p90, 60) + 1))
+        wants.append(max(lo, min(p90, 120) + 1))
     if sum(wants) <= capacity:
         out = wants
     else:
@@ -196,7 +199,7 @@ def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120)
 
 
 def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold: bool = False,
-               extra_class: str = "") -> str:
+               extra_class: str = "", fold_min_rows: int = 30, landscape: bool = False) -> str:
     """A table as HTML: header, cells formatted by column key, escaped. A short table with many
     columns is transposed; `fold` prints a long narrow table as side-by-side column groups
     (header repeated); tables of five columns or more get widths from their content."""
@@ -207,9 +210,11 @@ def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold:
     num = [all((isinstance(r[j], numbers.Real) and not isinstance(r[j], bool)) or r[j] is None for r in rows)
            and any(r[j] is not None for r in rows) if rows else False for j in range(len(t.columns))]
     groups = 1
-    if fold and len(t.columns) <= 4 and len(cells) > 30:
-        longest = max((len(x) for r in cells for x in r), default=0)
-        groups = 3 if len(t.columns) <= 3 or longest <= 20 else 2
+    if fold and len(t.columns) <= 4 and len(cells) > fold_min_rows:
+        # as many side-by-side groups as fit a line of unwrapped cells
+        per_group = sum(max([len(x) for x in (r[j] for r in cells)] + [max(len(w) for w in str(c).split() or [""])])
+                        + 2 for j, c in enumerate(t.columns)) + 2
+        groups = max(1, min(3, FOLDED_LINE_CHARS // per_group))
     per = math.ceil(len(cells) / groups) if cells else 0
     fixed = groups == 1 and len(t.columns) >= 5 and bool(cells)
 
@@ -234,7 +239,7 @@ def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold:
                 parts.append("<td></td>" * len(t.columns))
         body.append("<tr>" + '<td class="rd-gap"></td>'.join(parts) + "</tr>")
     cls = f"rd-table{_width_class(t) if groups == 1 else ' rd-folded'}{' rd-fixed' if fixed else ''}{extra_class}"
-    widths = _widths(cells, t.columns, 200 if is_landscape(t) else _LINE_CHARS.get(_width_class(t), 120))
+    widths = _widths(cells, t.columns, 200 if landscape else _LINE_CHARS.get(_width_class(t), 120))
     colgroup = ("<colgroup>" + "".join(f'<col style="width:{w:.1f}%"/>' for w in widths)
                 + "</colgroup>") if fixed else ""
     return (f'<table class="{cls}">{colgroup}<thead><tr>{head}</tr></thead>'

@@ -164,6 +164,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "audit_details": "Audit details",
         "effects_field": "Measured effects are recorded in each finding's 'effects' list (metric, before, after, delta, p, n, action, scope).",
         "col_field": "column",
+        "in_wide": "{title}: on a landscape page, appendix G ({rows} rows).",
+        "app_wide": "Wide tables",
         "no": "no",
     },
     "de": {
@@ -318,6 +320,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "audit_details": "Audit-Angaben",
         "effects_field": "Gemessene Effekte stehen in der Liste 'effects' jedes Befunds (Kennzahl, vorher, nachher, Delta, p, n, Änderung, Umfang).",
         "col_field": "Spalte",
+        "in_wide": "{title}: auf einer Querformat-Seite, Anhang G ({rows} Zeilen).",
+        "app_wide": "Breite Tabellen",
         "no": "nein",
     },
 }
