@@ -506,3 +506,32 @@ def test_chromium_missing_is_explained(tmp_path, monkeypatch):
 
 def test_template_is_the_repository_notebook():
     assert R.template_path().name == "audit_report.ipynb" and R.template_path().is_file()
+
+
+# ---------------------------------------------------------------------------
+# measured effects (Finding.effects, Verdict.effect)
+
+
+def test_verdict_records_effects_that_round_trip_and_localize(specs):
+    from ragdiag.checks.base import Verdict, localize
+
+    v = Verdict("prerank_filters", specs["prerank_filters"])
+    v.observed("profile_clauses")
+    e = v.effect("ndcg@10", 0.323, 0.454, p=0.009, n=41, action="eff_drop_clause", scope="eff_scope_intents",
+                 clause="confidence_score ge 0.85", profile="fact_template",
+                 scope_params={"n": 41, "intents": ("fact",)})
+    assert e.delta == pytest.approx(0.131) and e.improves and e.significant
+    assert e.action == "remove 'confidence_score ge 0.85' before reranking" and e.scope == "41 fact questions"
+    f = v.finish()
+    assert f.effects == (e,)
+    d = f.to_dict()["effects"][0]
+    assert {k: d[k] for k in ("metric", "before", "after", "n", "test")} == {
+        "metric": "ndcg@10", "before": 0.323, "after": 0.454, "n": 41, "test": "paired_ttest"}
+    back = Finding.from_dict(f.to_dict())
+    assert back == f
+    de = localize(back, "de", specs).effects[0]
+    assert de.action == "'confidence_score ge 0.85' vor dem Reranking entfernen"
+    assert de.scope == "41 Fragen (Intent fact)"
+    # old findings without effects still read; a NaN p-value is "not computed"
+    assert Finding.from_dict({"check_id": "x", "status": "pass", "headline": "ok"}).effects == ()
+    assert Effect("mrr", 0.1, 0.2, p=float("nan")).p is None
