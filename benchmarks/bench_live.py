@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_live.py [--concurrency 1,4,8] [--latency-ms 0,20]
                                               [--out benchmarks/results/live.json]
+    .venv/bin/python benchmarks/bench_live.py --client-cpu [--cpu-reps 3] [--cpu-requests N]
 
 (a) Requests per question and profile: what the emulator received during the full
     audit (search requests, and all requests including the index definition read)
@@ -21,6 +22,18 @@ concurrency mostly overlaps HTTP and JSON work. The added latency is slept outsi
 the index lock, as a real service's network and queueing time would be, so the
 latency runs show what concurrency buys against a service that takes time to answer.
 
+(c) `--client-cpu`: client CPU per search request, the raw-JSON transport against the
+    SDK's typed path. The emulator runs as a separate process (`ragdiag serve`), so the
+    client's CPU (`time.process_time()` of this process: all its threads, including the
+    target's event loop) is measured apart from the emulator's (utime + stime of the
+    server process, from /proc). One full audit through `AzureTarget` (transport auto)
+    records the searches the runner sent; then passes of those searches, one at a time,
+    alternate between the variants (`--cpu-variants`: "before" = the SDK's typed path with
+    aiohttp's per-request proxy and netrc lookups, as the target sent searches before the
+    raw-JSON transport; "sdk" = the typed path now; "raw" = the raw-JSON transport; the
+    order reverses every repetition), each on a fresh target after a short untimed
+    warm-up, so that all see the same load. Results in `benchmarks/results/live_cpu.json`.
+
 `--tcp-nodelay on` sets TCP_NODELAY on the emulator's accepted sockets (patched in
 from here). As shipped, the emulator writes the response headers and the body in two
 send() calls; on a keep-alive connection Nagle's algorithm holds the body until the
@@ -38,6 +51,7 @@ import os
 import platform
 import secrets
 import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -141,6 +155,134 @@ def _plan(target, base_config: Path, key: str) -> dict:
             "emulator_during_plan": {k: stats[k] for k in ("requests", "search_requests")}}
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """utime + stime of another process, in seconds (Linux /proc)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def _serve(key: str):
+    """`ragdiag serve` in a subprocess on a free port; yields (url, pid)."""
+    import subprocess
+
+    port = _free_port()
+    env = {**os.environ, ENV: key, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "serve", "--port", str(port),
+                             "--api-key-env", ENV, "--index", f"{INDEX}=structured"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        if "emulator on" not in line:
+            raise RuntimeError(f"ragdiag serve did not start: {line!r}")
+        yield f"http://127.0.0.1:{port}", proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def client_cpu(args: argparse.Namespace) -> int:
+    """(c): client CPU per request, raw-JSON transport vs the SDK's typed path."""
+    from azure.core.credentials import AzureKeyCredential
+
+    from ragdiag import __version__
+    from ragdiag.audit import build_context, run_checks
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.live import PREVIEW_API_VERSION, emulated_config
+    from ragdiag.sample.system import sample_dir
+    from ragdiag.targets.azure import AzureTarget, sdk_version
+
+    key = secrets.token_hex(16)
+    os.environ[ENV] = key
+    with _serve(key) as (url, pid), tempfile.TemporaryDirectory(prefix="ragdiag-cpu-") as tmp:
+        cfg = emulated_config(sample_dir() / "audit.toml", url, INDEX, ENV, Path(tmp) / "a.toml",
+                              concurrency=4, retries=4)
+        ctx = build_context(load_config(cfg), progress=False, cache_dir=Path(tmp) / "cache")
+        requests = []
+        search = ctx.target.search
+
+        def recording(req):
+            requests.append(req)
+            return search(req)
+
+        ctx.target.search = recording
+        load0, c0, t0 = _load(), time.process_time(), time.perf_counter()
+        run_checks(ctx)
+        audit = {"transport": ctx.target.transport, "searches": len(requests),
+                 "http_requests": ctx.target.stats["requests"],
+                 "wall_s": round(time.perf_counter() - t0, 1),
+                 "client_cpu_s": round(time.process_time() - c0, 1), "load_1min_before": round(load0, 2)}
+        ctx.target.close()
+        print(f"recorded {len(requests)} searches from the full audit: {audit}", flush=True)
+        if args.cpu_requests and args.cpu_requests < len(requests):
+            step = len(requests) / args.cpu_requests
+            requests = [requests[int(i * step)] for i in range(args.cpu_requests)]
+
+        variants = [v.strip() for v in args.cpu_variants.split(",")]
+        passes = []
+        for rep in range(args.cpu_reps):
+            for variant in (variants if rep % 2 == 0 else variants[::-1]):
+                transport = "sdk" if variant == "before" else variant
+                t = AzureTarget(url, INDEX, credential=AzureKeyCredential(key), api_key_env=ENV,
+                                api_version=PREVIEW_API_VERSION, transport=transport)
+                if variant == "before":  # the typed path as it was: aiohttp's env lookups on
+                    t._env_settings = True
+                try:
+                    for req in requests[:20]:  # warm-up: connection, schema, code paths
+                        t.search(req)
+                    load, e0 = _load(), _proc_cpu_s(pid)
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    hits = sum(len(t.search(req).hits) for req in requests)
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                    emu_cpu = _proc_cpu_s(pid) - e0
+                finally:
+                    t.close()
+                n = len(requests)
+                row = {"rep": rep + 1, "variant": variant, "transport": transport,
+                       "use_env_settings": t._env_settings, "requests": n, "hits": hits,
+                       "client_cpu_ms_per_request": round(1000 * cpu / n, 3),
+                       "emulator_cpu_ms_per_request": round(1000 * emu_cpu / n, 3),
+                       "wall_ms_per_request": round(1000 * wall / n, 3),
+                       "load_1min_before": round(load, 2)}
+                passes.append(row)
+                print(row, flush=True)
+    summary: dict = {}
+    for variant in variants:
+        mine = [p for p in passes if p["variant"] == variant]
+        summary[variant] = {k: round(statistics.median(p[k] for p in mine), 3) for k in
+                            ("client_cpu_ms_per_request", "emulator_cpu_ms_per_request",
+                             "wall_ms_per_request")}
+    if "raw" in variants:
+        for variant in variants:
+            if variant == "raw":
+                continue
+            ratios = []
+            for rep in range(1, args.cpu_reps + 1):
+                by = {p["variant"]: p for p in passes if p["rep"] == rep}
+                ratios.append(by[variant]["client_cpu_ms_per_request"]
+                              / by["raw"]["client_cpu_ms_per_request"])
+            summary[f"ratio_{variant}_to_raw_client_cpu"] = {
+                "per_rep": [round(r, 2) for r in ratios], "median": round(statistics.median(ratios), 2)}
+    out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                       "ragdiag": __version__,
+                       "azure_search_documents": ".".join(map(str, sdk_version()))},
+           "api_version": PREVIEW_API_VERSION, "recording_audit": audit, "passes": passes,
+           "summary": summary}
+    path = Path(args.cpu_out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=2))
+    print(f"written to {path}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concurrency", default="1,4,8")
@@ -148,7 +290,18 @@ def main() -> int:
     ap.add_argument("--tcp-nodelay", default="off,on",
                     help="off (the emulator as shipped), on (TCP_NODELAY patched in), or both")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "live.json"))
+    ap.add_argument("--client-cpu", action="store_true",
+                    help="only (c): client CPU per request, raw-JSON vs typed SDK transport")
+    ap.add_argument("--cpu-reps", type=int, default=3, help="(c): passes per transport")
+    ap.add_argument("--cpu-requests", type=int, default=0,
+                    help="(c): replay an evenly spaced subset of this many searches (0: all)")
+    ap.add_argument("--cpu-variants", default="before,sdk,raw",
+                    help="(c): before (the typed path with aiohttp's per-request proxy/netrc "
+                         "lookups, as on main), sdk (the typed path now), raw (the raw-JSON path)")
+    ap.add_argument("--cpu-out", default=str(ROOT / "benchmarks" / "results" / "live_cpu.json"))
     args = ap.parse_args()
+    if args.client_cpu:
+        return client_cpu(args)
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     latencies = [float(x) for x in args.latency_ms.split(",")]
     nodelays = [{"off": False, "on": True}[x.strip()] for x in args.tcp_nodelay.split(",")]

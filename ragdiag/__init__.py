@@ -66,6 +66,11 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["__version__", *_EXPORTS]
 
+# optional dependencies (extras) missing at a lazy import raise an error naming the extra
+from ragdiag import _optional  # noqa: E402
+
+_optional.install()
+
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)

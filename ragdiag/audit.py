@@ -17,9 +17,18 @@ from ragdiag.engine.context import EVAL_DEPTH, AuditContext, GoldQuery, GoldRun
 from ragdiag.engine.runner import Runner
 from ragdiag.errors import ConfigError
 from ragdiag.inputs.config import AuditConfig, load_config
+from ragdiag.inputs.entities import entity_matcher  # re-exported: it lived here before
 
-__all__ = ["EVAL_DEPTH", "AuditContext", "GoldQuery", "GoldRun", "open_target", "build_context",
-           "run_checks", "open_audit", "run_audit", "entity_matcher"]
+__all__ = ["EVAL_DEPTH", "NONDETERMINISTIC_META", "AuditContext", "GoldQuery", "GoldRun", "open_target",
+           "build_context", "run_checks", "open_audit", "run_audit", "entity_matcher"]
+
+#: The only parts of an audit's findings JSON that differ between two runs of the same audit
+#: (same inputs, index and code) -- e.g. an interrupted audit resumed from the trace store and
+#: an uninterrupted one: keys of ``meta``. ``date`` is the wall clock; ``runner`` counts how
+#: requests were answered (sent, from memory, from the store, over budget); ``target_stats``
+#: is a live target's own request and timing counters. Everything else, findings included, is
+#: equal byte for byte.
+NONDETERMINISTIC_META: tuple[str, ...] = ("date", "runner", "target_stats")
 
 def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None, progress: bool = True) -> Any:
     """The target the config names (read-only), opened by its kind; None for a code-only audit."""
@@ -36,27 +45,6 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
     return target
 
 
-def entity_matcher(lexicon: Path | None) -> Callable[[str], Sequence[str]]:
-    """Entity keys mentioned in a question, from a lexicon file {key: [name, alias, ...]}."""
-    if lexicon is None or not Path(lexicon).exists():
-        return lambda q: ()
-    import json
-
-    data = json.loads(Path(lexicon).read_text(encoding="utf-8"))
-    names = sorted(((name.lower(), key) for key, names in data.items() for name in names),
-                   key=lambda nk: -len(nk[0]))
-
-    def match(question: str) -> Sequence[str]:
-        ql = question.lower()
-        found: list[str] = []
-        for name, key in names:
-            if name in ql and key not in found:
-                found.append(key)
-        return tuple(found)
-
-    return match
-
-
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None) -> AuditContext:
     """Open the target and load every input the config names."""
@@ -65,7 +53,8 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
 
     target = target if target is not None else open_target(config, log=log, progress=progress)
     runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
-                    budget=config.budget, concurrency=config.concurrency, progress=progress)
+                    budget=config.budget, concurrency=config.concurrency, progress=progress,
+                    max_consecutive_failures=config.max_consecutive_failures)
     policy = load_policy(config.profiles) if config.profiles else None
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
@@ -88,11 +77,21 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
 
 
 def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
-               checklist_dir: Path | None = None, on_check: Callable[[str], None] | None = None) -> Any:
-    """Run the registered checks (or the named subset) and collect an `AuditResult`."""
+               checklist_dir: Path | None = None, on_check: Callable[[str], None] | None = None,
+               stop_on_signals: bool = True) -> Any:
+    """Run the registered checks (or the named subset) and collect an `AuditResult`.
+
+    An audit that cannot finish still returns its result: when the runner's circuit breaker
+    opens (the search service stopped answering, `ragdiag.engine.breaker`), nothing more is
+    sent, the checks finish with what was measured and ``meta["circuit_breaker"]`` says why.
+    With `stop_on_signals` (in the main thread), SIGINT and SIGTERM stop sending the same
+    way: the check that is running finishes with what it measured, the checks not yet
+    started are ``error`` ("not run"), and ``meta["interrupted"]`` names the signal and the
+    process exit code it stands for (130, 143). A second signal stops the running check too.
+    """
     from ragdiag.checks import resolve, run_check
     from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
-    from ragdiag.model.findings import AuditResult
+    from ragdiag.model.findings import AuditResult, Finding
 
     folder = checklist_dir or (ctx.config.checklist if ctx.config and ctx.config.checklist else None) \
         or default_checklist_dir()
@@ -101,13 +100,36 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     unknown = [i for i in ids if i not in specs]
     if unknown:
         raise ConfigError(f"no check named {', '.join(unknown)}; available: {', '.join(specs)}")
+    breaker = getattr(ctx.runner, "breaker", None)
+    if breaker is not None:
+        breaker.reset()  # a new run gets a new chance (e.g. a notebook re-run after an outage)
+        if breaker.on_open is None and ctx.log is not None:
+            breaker.on_open = ctx.log
+    ctx.prepare()  # once per context: one batched embedding call for the audit's query texts
     findings = []
-    for cid in ids:
-        if on_check:
-            on_check(cid)
-        spec = specs[cid]
-        finding = run_check(resolve(spec), ctx, spec)
-        findings.append(_with_texts(finding, spec, ctx.lang))
+    with _StopOnSignals(breaker, enabled=stop_on_signals) as stop:
+        for cid in ids:
+            spec = specs[cid]
+            if stop.hard:
+                findings.append(_with_texts(Finding.errored(
+                    cid, f"not run: the audit was interrupted by {stop.signal}"), spec, ctx.lang))
+                stop.not_run.append(cid)
+                continue
+            stop.current = cid
+            if on_check:
+                on_check(cid)
+            stop.in_check = True
+            try:
+                finding = run_check(resolve(spec), ctx, spec)
+            except KeyboardInterrupt:
+                if stop.signal is None:
+                    raise  # not one of ours (no handler installed): the caller's to handle
+                finding = Finding.errored(cid, f"interrupted by {stop.signal} while running")
+            finally:
+                stop.in_check = False
+            findings.append(_with_texts(finding, spec, ctx.lang))
+            if stop.signal is not None:
+                stop.hard = True  # the running check finished: the rest are not started
     meta = {
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "ragdiag_version": __version__,
@@ -120,7 +142,77 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     }
     if getattr(ctx.target, "unsent_parameters", None):
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
+    if breaker is not None and breaker.kind == "circuit_open":
+        meta["circuit_breaker"] = breaker.to_dict()
+    if stop.signal is not None:
+        meta["interrupted"] = {"signal": stop.signal, "exit_code": 128 + stop.signum,
+                               "during": stop.during, "not_run": list(stop.not_run)}
     return AuditResult(findings=tuple(findings), meta=meta)
+
+
+class _StopOnSignals:
+    """SIGINT/SIGTERM handlers for one `run_checks` call (main thread only): the first signal
+    trips the runner's breaker (nothing more is sent) and lets the running check finish; a
+    second raises KeyboardInterrupt in it. The previous handlers come back afterwards."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __init__(self, breaker: Any, *, enabled: bool) -> None:
+        self.breaker = breaker
+        self.enabled = enabled
+        self.signal: str | None = None
+        self.signum = 0
+        self.during: str | None = None
+        self.hard = False
+        self.not_run: list[str] = []
+        self._previous: dict[int, Any] = {}
+        self.current: str | None = None
+        self.in_check = False
+
+    def __enter__(self) -> _StopOnSignals:
+        import signal
+        import threading
+
+        if not self.enabled or threading.current_thread() is not threading.main_thread():
+            return self
+        for name in self.SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is None:
+                continue
+            try:
+                self._previous[signum] = signal.signal(signum, self._handle)
+            except (ValueError, OSError):  # not allowed here (an embedded interpreter)
+                pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        for signum, previous in self._previous.items():
+            try:
+                signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+            except (ValueError, OSError):
+                pass
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import os
+        import signal
+
+        name = signal.Signals(signum).name
+        if self.signal is not None:
+            self.hard = True
+            if self.in_check:
+                raise KeyboardInterrupt(name)  # the second signal: stop the running check now
+            return
+        self.signal, self.signum, self.during = name, signum, self.current
+        if self.breaker is not None:
+            self.breaker.trip(f"the audit was interrupted by {name}")
+        try:  # os.write: a print could re-enter a stream the interrupted code is writing
+            os.write(2, f"ragdiag: {name}: no more requests are sent; the running check finishes "
+                        "with what it measured and the findings are written (signal again to stop "
+                        "it now)\n".encode())
+        except OSError:
+            pass
 
 
 def _with_texts(finding: Any, spec: Any, lang: str) -> Any:

@@ -1,8 +1,10 @@
 """The command line: thin subcommands over the library, heavy imports only when they run.
 
 Exit codes: 0 ok, 1 a check at or above ``--fail-on``, 2 bad input, 3 an incomplete audit
-(an ``error`` finding or failed requests above a check's threshold) or an internal error.
-Errors go to stderr as one line.
+(an ``error`` finding, failed requests above a check's threshold, the search service
+stopped answering) or an internal error, 130 / 143 interrupted by SIGINT / SIGTERM (an
+interrupted audit still writes its partial findings). Errors go to stderr as one line;
+``--debug`` adds the Python stack.
 """
 
 from __future__ import annotations
@@ -26,6 +28,61 @@ def _console(stderr: bool = False) -> Any:
 
 def _log(msg: str) -> None:
     _console(stderr=True).print(f"[dim]{msg}[/dim]")
+
+
+def _print_table(con: Any, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *,
+                 whole: Sequence[str] = (), long: Sequence[str] = (),
+                 max_widths: dict[str, int] | None = None, right: Sequence[str] = (),
+                 styles: Sequence[str | None] | None = None) -> None:
+    """A table: rich on a terminal, plain text otherwise (pipes, CI logs) so nothing is cut.
+
+    rich wraps and truncates to 80 columns when stdout is not a terminal, which turned
+    ``shared_query_text`` into ``shared_query_te…``. On a terminal the `whole` columns
+    (ids) never wrap or shrink below their longest value; off a terminal every cell is
+    printed in full: the short columns padded, the first `long` column after them on the
+    same line, further `long` columns on indented continuation lines. `styles` gives a rich
+    style per row for the ``status`` column (terminal only). Cells are plain text.
+    """
+    from rich.markup import escape
+
+    if con.is_terminal:
+        from rich.table import Table
+
+        table = Table(title=escape(title))
+        for col in columns:
+            values = [str(r[columns.index(col)]) for r in rows]
+            kw: dict[str, Any] = {"justify": "right" if col in right else "left"}
+            if col in whole:
+                kw.update(no_wrap=True, min_width=max([len(col), *map(len, values)]))
+            elif max_widths and col in max_widths:
+                kw["max_width"] = max_widths[col]
+            table.add_column(escape(col), **kw)
+        for i, row in enumerate(rows):
+            cells = [escape(str(c)) for c in row]
+            style = styles[i] if styles else None
+            if style and "status" in columns:
+                j = columns.index("status")
+                cells[j] = f"[{style}]{cells[j]}[/{style}]"
+            table.add_row(*cells)
+        con.print(table)
+        return
+    short = [c for c in columns if c not in long]
+    longs = [c for c in columns if c in long]
+    width = {c: max([len(c), *(len(str(r[columns.index(c)])) for r in rows)]) for c in short}
+
+    def line(cells: dict[str, str]) -> str:
+        parts = [cells[c].rjust(width[c]) if c in right else cells[c].ljust(width[c]) for c in short]
+        if longs:
+            parts.append(cells[longs[0]])
+        return "  ".join(parts).rstrip()
+
+    out = [title, line({c: c for c in columns})]
+    indent = " " * (sum(width.values()) + 2 * len(short))
+    for row in rows:
+        cells = {c: " ".join(str(v).split()) for c, v in zip(columns, row, strict=True)}
+        out.append(line(cells))
+        out += [f"{indent}{c}: {cells[c]}" for c in longs[1:] if cells[c]]
+    con.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
 
 
 # ---- sample ----------------------------------------------------------------------
@@ -172,7 +229,6 @@ _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error":
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from rich.markup import escape
-    from rich.table import Table
 
     from ragdiag.audit import build_context, run_checks
     from ragdiag.inputs.config import load_config
@@ -190,20 +246,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return _print_plan(ctx, checks)
     result = run_checks(ctx, checks=checks,
                         on_check=None if args.quiet else (lambda cid: err.print(f"[dim]running {cid}[/dim]")))
-    table = Table(title=f"ragdiag audit: {config.name} ({getattr(ctx.target, 'name', '')}, "
-                        f"policy {getattr(ctx.policy, 'name', '-')})")
-    table.add_column("#", justify="right")
-    table.add_column("check")
-    table.add_column("status")
-    table.add_column("finding", max_width=70)
-    table.add_column("top recommendation", max_width=50)
-    for i, f in enumerate(result.findings, 1):
-        style = _STATUS_STYLE.get(f.status, "")
-        mark = "*" if f.is_incomplete else ""
-        # headlines hold "[identities]"-like text: escape it, or rich eats it as markup
-        table.add_row(str(i), f.check_id, f"[{style}]{f.status}{mark}[/{style}]", escape(f.headline),
-                      escape(f.recommendations[0]) if f.recommendations else "")
-    con.print(table)
+    rows = [[str(i), f.check_id, f.status + ("*" if f.is_incomplete else ""), f.headline,
+             f.recommendations[0] if f.recommendations else ""]
+            for i, f in enumerate(result.findings, 1)]
+    where = ", ".join(x for x in (getattr(ctx.target, "name", "") or "no target",
+                                  f"policy {getattr(ctx.policy, 'name', None) or '-'}"))
+    _print_table(con, f"ragdiag audit: {config.name} ({where})",
+                 ["#", "check", "status", "finding", "top recommendation"], rows,
+                 whole=("check", "status"), long=("finding", "top recommendation"), right=("#",),
+                 max_widths={"finding": 70, "top recommendation": 50},
+                 styles=[_STATUS_STYLE.get(f.status) for f in result.findings])
     incomplete = [f for f in result.findings if f.is_incomplete]
     if incomplete:
         con.print("[yellow]* incomplete: " + escape("; ".join(
@@ -221,29 +273,71 @@ def cmd_audit(args: argparse.Namespace) -> int:
         con.print("[yellow]not sent (API version or SDK does not support them): "
                   + ", ".join(f"{k} ({n}x)" for k, n in result.meta["unsent_parameters"].items())
                   + "[/yellow]")
+    stopped = result.meta.get("interrupted") or result.meta.get("circuit_breaker")
+    if stopped:
+        con.print("[red]" + escape(f"stopped early: {stopped.get('reason') or 'interrupted by ' + stopped['signal']}"
+                                   f"; {stats.not_sent} requests not sent") + "[/red]")
+    _write_outputs(result, args, checklist=config.checklist, lang=ctx.lang, con=con)
+    code = _audit_exit_code(result, args.fail_on)
+    if code:
+        gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
+        why = ("interrupted" if code in (130, 143) else
+               "incomplete: an error, too many failed requests or an open circuit" if code == 3 else
+               f"{', '.join(gating)} at or above --fail-on {args.fail_on}")
+        err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False, soft_wrap=True)
+    return code
+
+
+def _gates(status: str, fail_on: str) -> bool:
+    from ragdiag.ci import gates
+
+    return gates(status, fail_on)
+
+
+def _write_outputs(result: Any, args: argparse.Namespace, *, checklist: Path | None, lang: str,
+                   con: Any) -> None:
+    """--json, --junit, --sarif and --summary: every file the audit was asked to write."""
     if args.json:
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         result.to_json(out)
         con.print(f"findings written to {out}")
-    return result.exit_code(args.fail_on)
+    if args.junit:
+        from ragdiag.ci.junit import write_junit
+
+        con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}")
+    if args.sarif:
+        from ragdiag.ci.sarif import write_sarif
+        from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+
+        specs = load_checklist(checklist or default_checklist_dir())
+        con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}")
+    if args.summary:
+        from ragdiag.ci.summary import write_summary
+
+        con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}")
+
+
+def _audit_exit_code(result: Any, fail_on: str) -> int:
+    """130 / 143 when interrupted, 3 when the circuit breaker stopped the audit, else the result's."""
+    interrupted = result.meta.get("interrupted")
+    if interrupted:
+        return int(interrupted.get("exit_code") or 130)
+    if result.meta.get("circuit_breaker"):
+        return 3
+    return result.exit_code(fail_on)
 
 
 def _print_plan(ctx: Any, checks: list[str] | None) -> int:
-    from rich.table import Table
-
     from ragdiag.plan import plan_audit
 
     rows, summary = plan_audit(ctx, checks=checks)
-    table = Table(title=f"ragdiag audit --plan: requests to {getattr(ctx.target, 'name', 'the target')}")
-    table.add_column("check")
-    table.add_column("searches", justify="right")
-    table.add_column("other requests", justify="right")
-    for r in rows:
-        table.add_row(r.check_id, str(r.searches), str(r.other))
-    table.add_row("total", str(summary["searches"]), str(summary["other_requests"]))
+    cells = [[r.check_id, str(r.searches), str(r.other)] for r in rows]
+    cells.append(["total", str(summary["searches"]), str(summary["other_requests"])])
     con = _console()
-    con.print(table)
+    _print_table(con, f"ragdiag audit --plan: requests to {getattr(ctx.target, 'name', 'the target')}",
+                 ["check", "searches", "other requests"], cells, whole=("check",),
+                 right=("searches", "other requests"))
     ratio = summary["requests_per_question_and_profile"]
     con.print(f"{summary['questions']} questions x {summary['profiles']} profiles; "
               f"{summary['total_requests']} requests"
@@ -256,19 +350,76 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
 
 
 def cmd_checks_list(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from ragdiag.checks import CHECKS_TABLE_COLUMNS, checks_table
     from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
 
     specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
-    table = Table(title="ragdiag checklist")
-    for col in CHECKS_TABLE_COLUMNS:
-        table.add_column(col, max_width=60 if col == "question" else None)
-    for row in checks_table(specs, lang=args.lang):
-        table.add_row(*[str(x) for x in row])
-    _console().print(table)
+    rows = checks_table(specs, lang=args.lang)
+    if args.json:
+        checks = []
+        for cid, order, title, implemented, question in rows:
+            spec = specs.get(cid)
+            checks.append({
+                "id": cid, "order": order, "title": title, "question": question,
+                "implemented": implemented,
+                "thresholds": dict(spec.thresholds) if spec else {},
+                "regression": {k: dict(v) for k, v in getattr(spec, "regression", {}).items()}
+                if spec else {},
+                "references": list(spec.references) if spec else [],
+                "spec": str(spec.path) if spec and spec.path else None,
+            })
+        print(json.dumps({"ragdiag_version": __version__, "lang": args.lang, "checks": checks},
+                         indent=2, ensure_ascii=False))
+        return 0
+    _print_table(_console(), "ragdiag checklist", list(CHECKS_TABLE_COLUMNS),
+                 [[str(x) for x in row] for row in rows], whole=("id",), long=("title", "question"),
+                 max_widths={"question": 60})
     return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Compare two findings files: status changes, metric deltas, regressions."""
+    from ragdiag.ci.diff import _fmt, diff_audits
+    from ragdiag.errors import InputDataError
+    from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+    from ragdiag.model.findings import AuditResult
+
+    results = []
+    for name in (args.old, args.new):
+        if not Path(name).is_file():
+            raise InputDataError("findings file not found; give two `ragdiag audit --json` outputs",
+                                 path=name)
+        results.append(AuditResult.from_json(name))
+    specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
+    diff = diff_audits(results[0], results[1], specs)
+    if args.json:
+        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        con = _console()
+        rows = []
+        for c in diff.checks:
+            moved = ", ".join(f"{m.name} {_fmt(m.old)} -> {_fmt(m.new)} ({_fmt(m.delta, sign=True)})"
+                              + (" REGRESSED" if m.regressed else "")
+                              for m in c.metrics if m.delta or m.regressed)
+            rows.append([c.check_id, c.old_status or "-", c.new_status or "-", c.change, moved])
+        _print_table(con, f"ragdiag diff: {args.old} -> {args.new}",
+                     ["check", "old", "new", "change", "metrics that moved"], rows,
+                     whole=("check",), long=("metrics that moved",), max_widths={"metrics that moved": 70})
+        if diff.regressions:
+            con.print(f"{len(diff.regressions)} regression(s):", markup=False)
+            for r in diff.regressions:
+                con.print(f"  {r}", markup=False, highlight=False, soft_wrap=True)
+        else:
+            con.print("no regressions", markup=False)
+        if diff.unmatched:
+            con.print("note: no metric of these names in either audit, so their tolerances guard "
+                      f"nothing: {', '.join(diff.unmatched)}", markup=False, highlight=False, soft_wrap=True)
+    if args.summary:
+        out = Path(args.summary)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(diff.markdown() + "\n")
+    return diff.exit_code(args.fail_on_regression)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -313,14 +464,15 @@ def cmd_scan_code(args: argparse.Namespace) -> int:
         return 0
     con = _console()
     table = Table(title=f"search call sites in {root} ({scan.files_scanned} files scanned)")
-    for col in ("file:line", "kind", "function", "top", "k", "filter", "shared text"):
+    for col in ("file:line", "kind", "class", "function", "top", "k", "filter", "shared text"):
         table.add_column(col, max_width=50 if col == "filter" else None)
     def val(site: Any, name: str) -> str:
         v = site.params.get(name)
         return "-" if v is None else (repr(v.value) if v.resolved else f"<{v.source}>")
 
     for s in scan.search_calls:
-        table.add_row(f"{s.file}:{s.line}", s.kind, s.function, val(s, "top"), val(s, "k"), val(s, "filter"),
+        table.add_row(f"{s.file}:{s.line}", s.kind, s.site_class, s.function, val(s, "top"), val(s, "k"),
+                      val(s, "filter"),
                       "yes" if s.shared_text else "")
     con.print(table)
     summary = scan.summary()
@@ -355,6 +507,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
+    p.add_argument("--debug", action="store_true",
+                   help="on an error, also print the Python stack (anywhere on the line; or RAGDIAG_DEBUG=1)")
     sub = p.add_subparsers(dest="command", required=True)
 
     sample = sub.add_parser("sample", help="the embedded sample system")
@@ -382,9 +536,17 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("audit", help="run the checklist (default: the embedded sample system)")
     au.add_argument("config", nargs="?", help="audit config TOML (default: sample_data/audit.toml)")
     au.add_argument("--json", metavar="PATH", help="write all findings as JSON")
-    au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="never",
-                    help="exit 1 when a check is at or above this status, error included (for CI "
-                         "gates); an incomplete audit exits 3 whatever this says")
+    au.add_argument("--junit", metavar="PATH",
+                    help="write JUnit XML: one test case per check, a failure at or above --fail-on")
+    au.add_argument("--sarif", metavar="PATH",
+                    help="write SARIF 2.1.0: the code locations of the findings, one rule per check")
+    au.add_argument("--summary", metavar="PATH",
+                    help="append a Markdown summary (status table, top recommendations), e.g. "
+                         "$GITHUB_STEP_SUMMARY")
+    au.add_argument("--fail-on", choices=("warn", "fail", "never"), default="fail",
+                    help="exit 1 when a check is at or above this status, error included (default: "
+                         "fail, so a pipeline that forgets the flag still goes red on a failing check; "
+                         "never: report only); an incomplete audit exits 3 whatever this says")
     au.add_argument("--checks", help="comma-separated check ids to run (default: all)")
     au.add_argument("--lang", choices=("en", "de"), help="language of titles and questions")
     au.add_argument("--quiet", action="store_true", help="no progress output")
@@ -424,29 +586,84 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
     sv.set_defaults(func=cmd_serve)
 
+    df = sub.add_parser("diff", help="compare two findings files (ragdiag audit --json): status changes, "
+                                     "metric deltas, regressions")
+    df.add_argument("old", help="the earlier findings JSON (e.g. the main branch's)")
+    df.add_argument("new", help="the later findings JSON")
+    df.add_argument("--fail-on-regression", action="store_true",
+                    help="exit 1 when a check got worse (status), disappeared, or a metric with a "
+                         "[regression] tolerance in its spec moved the wrong way beyond it")
+    df.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    df.add_argument("--summary", metavar="PATH", help="append the comparison as Markdown, e.g. "
+                                                      "$GITHUB_STEP_SUMMARY")
+    df.add_argument("--checklist", help="checklist folder whose [regression] tables apply "
+                                        "(default: the shipped one)")
+    df.set_defaults(func=cmd_diff)
+
     ch = sub.add_parser("checks", help="the checklist")
     chs = ch.add_subparsers(dest="checks_command", required=True)
     cl = chs.add_parser("list", help="list the checks, their questions and whether they are implemented")
     cl.add_argument("--checklist", help="checklist folder (default: checks/)")
     cl.add_argument("--lang", choices=("en", "de"), default="en")
+    cl.add_argument("--json", action="store_true",
+                    help="print the checks as JSON (id, order, title, question, implemented, thresholds)")
     cl.set_defaults(func=cmd_checks_list)
     return p
 
 
+class _Terminated(BaseException):
+    """SIGTERM outside an audit's checks (which stop gracefully on their own)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import os
+    import signal
+    import threading
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("RAGDIAG_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]  # accepted anywhere on the line
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)  # a message and 143, not silence
+    hint = "" if debug else " (run with --debug for the Python stack)"
     try:
         return int(args.func(args) or 0)
     except RagdiagError as exc:
         print(f"ragdiag: error: {exc}", file=sys.stderr)
+        _stack(debug)
         return 2
     except KeyboardInterrupt:
         print("ragdiag: interrupted", file=sys.stderr)
+        _stack(debug)
         return 130
+    except _Terminated:
+        print("ragdiag: terminated (SIGTERM)", file=sys.stderr)
+        _stack(debug)
+        return 143
     except Exception as exc:  # the last line of defence: one line, exit 3, never a bare traceback
-        print(f"ragdiag: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from ragdiag.inputs.limits import excerpt
+
+        print(f"ragdiag: internal error: {type(exc).__name__}: {excerpt(str(exc), 300).strip(chr(39))}"
+              f"{hint}", file=sys.stderr)
+        _stack(debug)
         return 3
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stack(debug: bool) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

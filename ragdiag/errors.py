@@ -5,6 +5,20 @@ Messages say what was expected, what was found, and the fix.
 
 from __future__ import annotations
 
+MAX_MESSAGE = 2000
+"""Longest message an error keeps (a safety net: loaders quote values through
+`ragdiag.inputs.limits.excerpt`, ~120 characters; this bounds whatever else a message holds)."""
+FILTER_WINDOW = 60
+"""Characters of a filter shown on each side of the position of a filter error."""
+
+
+def capped(message: str, limit: int = MAX_MESSAGE) -> str:
+    """`message` cut in the middle when it is longer than `limit` characters."""
+    if len(message) <= limit:
+        return message
+    keep = (limit - 40) // 2
+    return f"{message[:keep]} … [{len(message) - 2 * keep:,} characters cut] … {message[-keep:]}"
+
 
 class RagdiagError(Exception):
     """Base class of all errors ragdiag raises deliberately."""
@@ -24,7 +38,7 @@ class ConfigError(RagdiagError):
         where = ""
         if path:
             where = f"{path}:{line}: " if line else f"{path}: "
-        super().__init__(f"{where}{message}")
+        super().__init__(capped(f"{where}{message}"))
 
 
 class InputDataError(RagdiagError):
@@ -36,7 +50,7 @@ class InputDataError(RagdiagError):
         where = ""
         if path:
             where = f"{path}:{line}: " if line else f"{path}: "
-        super().__init__(f"{where}{message}")
+        super().__init__(capped(f"{where}{message}"))
 
 
 class FilterError(RagdiagError):
@@ -46,13 +60,34 @@ class FilterError(RagdiagError):
         self.text = text
         self.position = position
         if text is not None and position is not None:
-            pointer = " " * position + "^"
-            message = f"{message} (at position {position})\n  {text}\n  {pointer}"
-        super().__init__(message)
+            # a window of the filter around the position (a long filter is not quoted whole);
+            # control characters become spaces so the pointer stays under its character
+            start = max(0, position - FILTER_WINDOW)
+            end = min(len(text), position + FILTER_WINDOW)
+            shown = "".join(c if c >= " " else " " for c in text[start:end])
+            lead = "…" if start else ""
+            pointer = " " * (len(lead) + position - start) + "^"
+            shown = f"{lead}{shown}{'…' if end < len(text) else ''}"
+            message = f"{capped(message, 600)} (at position {position})\n  {shown}\n  {pointer}"
+        super().__init__(capped(message))
 
 
 class TargetError(RagdiagError):
     """A search target failed or refused a request."""
+
+
+class TargetUnavailableError(TargetError):
+    """The search service gave no usable answer: connection refused, reset or dropped, a
+    timeout, or 429/5xx/malformed answers until the retries ran out; or the runner's
+    circuit breaker is open (nothing was sent).
+
+    `counted` says whether the connection failures behind it were already reported to the
+    runner's circuit breaker (a target with a retry gate reports each attempt itself).
+    """
+
+    def __init__(self, message: str, *, counted: bool = False) -> None:
+        self.counted = counted
+        super().__init__(message)
 
 
 class MissingDependencyError(RagdiagError):

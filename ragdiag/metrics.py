@@ -1,9 +1,11 @@
 """Retrieval metrics through ir-measures (pytrec_eval), paired comparisons, ROC AUC.
 
-Nothing here computes an IR metric by hand: `evaluate` hands qrels and a run
-to `ir_measures`, which uses pytrec_eval for hit rate, recall, MRR and nDCG and
-its own judged provider for judged@k. ir_measures is imported lazily so that
-importing this module stays cheap.
+`evaluate` hands qrels and a run to pytrec_eval (trec_eval's own code) for hit rate,
+recall, MRR and nDCG. judged@k, which trec_eval lacks, is counted here (the share of the
+top min(k, returned) results that carry a judgment, as ir-measures' `Judged@k` defines
+it; a test keeps the two equal): a second pass through ir-measures cost three times
+the whole pytrec_eval evaluation, on every what-if. pytrec_eval and scipy are imported
+lazily, scipy only by the paired tests (ROC AUC is counted from ranks).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ Run = Mapping[str, Sequence[str]]
 """case id -> ranked keys, best first."""
 Qrels = Mapping[str, Mapping[str, int]]
 """case id -> key -> grade (grade >= 1 is relevant)."""
+
+QUERY_MEMO_SIZE = 20000  # per-query metric values kept for re-evaluations
+_QUERY_MEMO: dict[Any, dict[str, float]] = {}
 
 DEFAULT_K = 10
 DEFAULT_RECALL_K = 50
@@ -161,46 +166,57 @@ def evaluate(run: Run, qrels: Qrels, *, k: int = DEFAULT_K, recall_k: int = DEFA
     """
     if k < 1 or recall_k < 1:
         raise RagdiagError(f"cutoffs must be >= 1, got k={k}, recall_k={recall_k}")
-    table = _ir_measures_for(k, recall_k)
-    names = tuple(table)
+    names = measure_names(k, recall_k)
     qrels_clean: dict[str, dict[str, int]] = {}
     for qid, judgments in qrels.items():
         judged = {str(doc): int(g) for doc, g in judgments.items()}
         if any(g >= 1 for g in judged.values()):
             qrels_clean[str(qid)] = judged
-    run_scores: dict[str, dict[str, float]] = {}
+    ranked_of: dict[str, Sequence[str]] = {}
     for qid, ranked in run.items():
         qid = str(qid)
         if qid in qrels_clean and ranked:
             if isinstance(ranked, str):
                 raise RagdiagError(f"run for {qid!r} must be a list of keys, got a string")
-            run_scores[qid] = run_to_scores(ranked)
-
+            ranked_of[qid] = ranked
     per_query: dict[str, dict[str, float]] = {qid: dict.fromkeys(names, 0.0) for qid in qrels_clean}
-    if run_scores:
-        import ir_measures
+    # per-query results are memoised by (ranking, judgments, cutoffs): a what-if changes a few
+    # dozen of the goldset's rankings, and only those reach pytrec_eval again
+    todo: dict[str, dict[str, float]] = {}
+    keys: dict[str, Any] = {}
+    for qid, ranked in ranked_of.items():
+        key = (k, recall_k, tuple(ranked), tuple(sorted(qrels_clean[qid].items())))
+        hit = _QUERY_MEMO.get(key)
+        if hit is not None:
+            per_query[qid].update(hit)
+        else:
+            todo[qid] = run_to_scores(ranked)
+            keys[qid] = key
+    if todo:
         import pytrec_eval
 
         # trec_eval's own measures straight from pytrec_eval (the engine ir-measures uses for
-        # them, without its per-value Python overhead: what-ifs re-evaluate constantly);
-        # judged@k, which trec_eval lacks, through ir-measures.
+        # them, without its per-value Python overhead: what-ifs re-evaluate constantly)
         native = {hit_rate_at(k): f"success_{k}", recall_at(k): f"recall_{k}",
                   recall_at(recall_k): f"recall_{recall_k}", MRR: "recip_rank",
                   NDCG_10: f"ndcg_cut_{NDCG_CUTOFF}"}
         spec = {f"success.{k}", f"recall.{k},{recall_k}", "recip_rank", f"ndcg_cut.{NDCG_CUTOFF}"}
-        scored = pytrec_eval.RelevanceEvaluator(qrels_clean, spec).evaluate(run_scores)
+        scored = pytrec_eval.RelevanceEvaluator({q: qrels_clean[q] for q in todo}, spec).evaluate(todo)
         for qid, values in scored.items():
             if qid in per_query:
                 for metric_name, key in native.items():
                     if metric_name in per_query[qid]:
                         per_query[qid][metric_name] = float(values[key])
-        rest = {n: m for n, m in table.items() if n not in native}
-        if rest:
-            by_measure = {measure: n for n, measure in rest.items()}
-            for metric in ir_measures.iter_calc(list(rest.values()), qrels_clean, run_scores):
-                if metric.query_id in per_query:
-                    per_query[metric.query_id][by_measure[metric.measure]] = float(metric.value)
-    missing = tuple(q for q in qrels_clean if q not in run_scores)
+        jk = judged_at(k)
+        for qid, scores in todo.items():
+            if jk in names:
+                judged = qrels_clean[qid]
+                top = list(scores)[:k]  # run_to_scores keeps rank order
+                per_query[qid][jk] = sum(doc in judged for doc in top) / len(top)
+            if len(_QUERY_MEMO) >= QUERY_MEMO_SIZE:
+                _QUERY_MEMO.clear()
+            _QUERY_MEMO[keys[qid]] = dict(per_query[qid])
+    missing = tuple(q for q in qrels_clean if q not in ranked_of)
     return Evaluation(per_query=per_query, aggregate=_mean(per_query, names), k=k,
                       recall_k=recall_k, name=name, missing=missing, measures=names)
 
@@ -308,11 +324,20 @@ def _paired_pvalues(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, fl
 def roc_auc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
     """Area under the ROC curve: P(score of a positive > score of a negative), ties count half.
 
-    Computed as Mann-Whitney U / (n_pos * n_neg) with scipy; NaN when a side is empty.
+    The Mann-Whitney U statistic of the positives over (n_pos * n_neg), from average ranks
+    (numpy; what `scipy.stats.mannwhitneyu` computes, without importing scipy for it).
+    NaN when a side is empty.
     """
     if len(scores_pos) == 0 or len(scores_neg) == 0:
         return math.nan
-    from scipy.stats import mannwhitneyu
+    import numpy as np
 
-    u = mannwhitneyu(list(scores_pos), list(scores_neg), alternative="two-sided").statistic
-    return float(u) / (len(scores_pos) * len(scores_neg))
+    x = np.concatenate([np.asarray(scores_pos, dtype=np.float64), np.asarray(scores_neg, dtype=np.float64)])
+    order = np.argsort(x, kind="mergesort")
+    _uniq, inverse, counts = np.unique(x[order], return_inverse=True, return_counts=True)
+    average = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based average rank of each distinct value
+    ranks = np.empty(x.shape[0])
+    ranks[order] = average[inverse]
+    n_pos, n_neg = len(scores_pos), len(scores_neg)
+    u = float(ranks[:n_pos].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)

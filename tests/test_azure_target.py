@@ -1,4 +1,8 @@
-"""The live adapter, driven through the real azure-search-documents SDK against the emulator."""
+"""The live adapter, driven through the real azure-search-documents SDK against the emulator.
+
+Every emulator test runs with both transports: "raw" (the REST body through the SDK
+client's pipeline, the default with 12.x) and "sdk" (the SDK's typed models, the fallback).
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from ragdiag.targets.azure import (  # noqa: E402
     normalise_result,
     parse_debug_subscores,
 )
+from ragdiag.targets.azure import target as azure_target_mod  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +38,30 @@ def local(tmp_path_factory):
     return build_tiny_target(tmp_path_factory.mktemp("az") / "idx")
 
 
+TRANSPORT = {"name": "raw"}  # the transport of the running test, set by `transport`
+
+
+@pytest.fixture(params=["raw", "sdk"])
+def transport(request):
+    """Both ways of sending a search; `_target` builds targets with the current one."""
+    TRANSPORT["name"] = request.param
+    yield request.param
+    TRANSPORT["name"] = "raw"
+
+
 @pytest.fixture()
-def emu(local):
+def emu(local, transport):
     with Emulator({INDEX: local}, api_key=KEY) as e:
         yield e
 
 
 def _target(url, **kw):
     kw.setdefault("backoff_s", 0.005)
-    return AzureTarget(url, INDEX, credential=AzureKeyCredential(KEY), api_key_env="RAGDIAG_TEST_KEY",
-                       **kw)
+    kw.setdefault("transport", TRANSPORT["name"])
+    t = AzureTarget(url, INDEX, credential=AzureKeyCredential(KEY), api_key_env="RAGDIAG_TEST_KEY",
+                    **kw)
+    assert t.transport == kw["transport"]
+    return t
 
 
 @pytest.fixture()
@@ -117,8 +136,8 @@ def test_schema_etag_fingerprint_and_counts(target, local, emu):
 
 
 def test_iter_documents_pages_by_key_range(target, monkeypatch):
-    monkeypatch.setattr(azure_mod, "PAGE_SIZE", 7)
-    monkeypatch.setattr(azure_mod, "MAX_SKIP", 20)
+    monkeypatch.setattr(azure_target_mod, "PAGE_SIZE", 7)
+    monkeypatch.setattr(azure_target_mod, "MAX_SKIP", 20)
     docs = list(target.iter_documents(select=["content"], filter="page eq 1"))
     assert len(docs) == 64 and all(set(d) == {"content"} for d in docs)
     keys = [d["key"] for d in target.iter_documents(select=["key"])]
@@ -127,7 +146,7 @@ def test_iter_documents_pages_by_key_range(target, monkeypatch):
 
 def test_wrong_key_is_a_clear_error_without_the_key(emu):
     bad = AzureTarget(emu.url, INDEX, credential=AzureKeyCredential("not-the-key-123"),
-                      api_key_env="RAGDIAG_TEST_KEY")
+                      api_key_env="RAGDIAG_TEST_KEY", transport=TRANSPORT["name"])
     try:
         with pytest.raises(TargetError) as err:
             bad.search(SearchRequest(search="alpha"))
@@ -169,7 +188,7 @@ def test_key_never_leaks(emu, caplog, capsys):
 def test_from_config_and_env(monkeypatch, tmp_path, emu):
     cfg = AuditConfig(path=tmp_path / "a.toml", name="n", client="", system="", language="en",
                       target=TargetConfig(kind="azure", endpoint=emu.url, index=INDEX,
-                                          api_key_env="RAGDIAG_TEST_KEY"),
+                                          api_key_env="RAGDIAG_TEST_KEY", transport=TRANSPORT["name"]),
                       concurrency=2, retries=1, budget=50)
     monkeypatch.delenv("RAGDIAG_TEST_KEY", raising=False)
     with pytest.raises(TargetError) as err:
@@ -178,7 +197,7 @@ def test_from_config_and_env(monkeypatch, tmp_path, emu):
     monkeypatch.setenv("RAGDIAG_TEST_KEY", KEY)
     t = AzureTarget.from_config(cfg)
     try:
-        assert (t.concurrency, t.retries, t.budget) == (2, 1, 50)
+        assert (t.concurrency, t.retries, t.budget, t.transport) == (2, 1, 50, TRANSPORT["name"])
         assert t.search(SearchRequest(search="alpha")).keys
         assert KEY not in repr(t)
         assert all(v != KEY for v in vars(t).values())
@@ -203,17 +222,17 @@ class _FakeAsyncToken:
         pass
 
 
-def test_token_credential_over_loopback(local):
+def test_token_credential_over_loopback(local, transport):
     with Emulator({INDEX: local}, api_key=None, token="tok-xyz") as e:
         cred = _FakeAsyncToken("tok-xyz")
-        t = AzureTarget(e.url, INDEX, credential=cred)
+        t = AzureTarget(e.url, INDEX, credential=cred, transport=transport)
         try:
             assert t.search(SearchRequest(search="alpha")).keys
             assert t.schema().name == INDEX
         finally:
             t.close()
         assert cred.calls >= 1
-        wrong = AzureTarget(e.url, INDEX, credential=_FakeAsyncToken("other"))
+        wrong = AzureTarget(e.url, INDEX, credential=_FakeAsyncToken("other"), transport=transport)
         try:
             with pytest.raises(TargetError, match="Search Index Data Reader"):
                 wrong.search(SearchRequest(search="alpha"))
@@ -225,7 +244,7 @@ def test_token_credential_over_loopback(local):
 
 
 @pytest.mark.slow
-def test_runner_survives_throttling(local):
+def test_runner_survives_throttling(local, transport):
     faults = Faults(rate_429=0.2, rate_503=0.05, retry_after_s=0.05, seed=3)
     with Emulator({INDEX: local}, api_key=KEY, faults=faults) as e:
         t = _target(e.url, retries=8, concurrency=4)
@@ -246,7 +265,7 @@ def test_runner_survives_throttling(local):
             == t.stats["retries"]
 
 
-def test_malformed_and_dropped_are_retried_then_counted(local):
+def test_malformed_and_dropped_are_retried_then_counted(local, transport):
     with Emulator({INDEX: local}, api_key=KEY,
                   faults=Faults(rate_malformed=0.3, rate_drop=0.2, seed=5)) as e:
         t = _target(e.url, retries=8)
@@ -270,7 +289,7 @@ def test_malformed_and_dropped_are_retried_then_counted(local):
         assert t.stats["failures"] == 1 and t.stats["retries"] == 2
 
 
-def test_timeout_is_retried_then_fails(local):
+def test_timeout_is_retried_then_fails(local, transport):
     with Emulator({INDEX: local}, api_key=KEY, faults=Faults(latency_ms=400)) as e:
         t = _target(e.url, retries=1, timeout_s=0.1)
         try:
@@ -299,7 +318,7 @@ def test_request_budget_stops_sending(emu):
 # ---- semantic partial responses -----------------------------------------------------------
 
 
-def test_base_results_mean_no_reranker_scores(local, tmp_path):
+def test_base_results_mean_no_reranker_scores(local, tmp_path, transport):
     with Emulator({INDEX: local}, api_key=KEY, faults=Faults(rate_semantic_partial=1.0)) as e:
         t = _target(e.url)
         try:
@@ -392,6 +411,18 @@ def test_retry_after_parsing():
     assert ra({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
 
 
+def test_transport_timeouts_read_like_the_attempt_timeout():
+    from azure.core.exceptions import ServiceRequestTimeoutError, ServiceResponseTimeoutError
+
+    from ragdiag.targets.azure.retry import Retryable, classify
+
+    kw = {"endpoint": "http://127.0.0.1:1", "credentials_hint": "", "timeout_s": 0.1}
+    err = classify(ServiceResponseTimeoutError("read timeout"), "search", **kw)
+    assert isinstance(err, Retryable) and err.reason.startswith("no answer within 0.1 s")
+    err = classify(ServiceRequestTimeoutError("connect timeout"), "search", **kw)
+    assert isinstance(err, Retryable) and err.reason.startswith("no connection within 0.1 s")
+
+
 def test_no_output_by_default(emu, capsys):
     t = _target(emu.url)
     try:
@@ -414,3 +445,93 @@ def test_default_credential_is_lazy_and_reopens_after_close(emu, monkeypatch):
         assert k.search(SearchRequest(search="beta")).keys  # a closed target reopens its loop
     finally:
         k.close()
+
+
+# ---- the two transports ------------------------------------------------------------------
+
+
+def _bodies_received(local, monkeypatch, transport, requests, api_version=None):
+    """The JSON bodies the emulator received for `requests` sent with `transport`."""
+    seen = []
+    real = Emulator._search_payload
+
+    def spy(self, target, index, body):
+        seen.append(json.loads(json.dumps(body)))
+        return real(self, target, index, body)
+
+    monkeypatch.setattr(Emulator, "_search_payload", spy)
+    with Emulator({INDEX: local}, api_key=KEY) as e:
+        t = _target(e.url, transport=transport, api_version=api_version)
+        try:
+            for r in requests:
+                t.search(r)
+            t.count("category eq 'rare'")
+            list(t.iter_documents(select=["content"], filter="page eq 1"))
+        finally:
+            t.close()
+    monkeypatch.setattr(Emulator, "_search_payload", real)
+    return seen, dict(t.unsent_parameters)
+
+
+PREVIEW_REQUEST = SearchRequest(search="alpha", max_text_recall_size=1, query_language="en-us",
+                                query_rewrites="generative|count-3", query_type="semantic",
+                                vector_queries=(_vq(k=3, filter_override="category eq 'rare'"),),
+                                filter="page eq 1", answers="extractive|count-2,threshold-0.5")
+
+
+@pytest.mark.parametrize("api_version", [None, "2025-11-01-preview"])
+def test_both_transports_send_the_same_bodies(local, monkeypatch, api_version):
+    requests = [*REQUESTS.values(), PREVIEW_REQUEST]
+    raw, raw_unsent = _bodies_received(local, monkeypatch, "raw", requests, api_version)
+    sdk, sdk_unsent = _bodies_received(local, monkeypatch, "sdk", requests, api_version)
+    assert len(raw) == len(sdk) == len(requests) + 2
+    for i, (a, b) in enumerate(zip(raw, sdk, strict=True)):
+        assert a == b, f"request #{i}: raw {a} != sdk {b}"
+    assert raw_unsent == sdk_unsent
+    if api_version is None:
+        assert raw_unsent == {"maxTextRecallSize": 1, "filterOverride": 1, "queryRewrites": 1,
+                              "queryLanguage": 1}
+        assert "hybridSearch" not in raw[-3]
+    else:
+        assert raw_unsent == {}
+        assert raw[-3]["hybridSearch"] == {"maxTextRecallSize": 1}
+        assert raw[-3]["vectorQueries"][0]["filterOverride"] == "category eq 'rare'"
+
+
+def test_transport_choice(emu, monkeypatch, tmp_path):
+    from ragdiag.targets.azure.kind import AzureKind
+    from ragdiag.targets.registry import OptionReader
+
+    auto = AzureTarget(emu.url, INDEX, credential=AzureKeyCredential(KEY))
+    assert auto.transport == ("raw" if auto.sdk_version >= (12,) else "sdk")
+    with pytest.raises(ConfigError, match="transport must be one of auto, raw, sdk"):
+        AzureTarget(emu.url, INDEX, credential=AzureKeyCredential(KEY), transport="http")
+    # an SDK without a pipeline that carries the key (11.x): auto falls back, raw is refused
+    monkeypatch.setattr(azure_target_mod, "sdk_version", lambda: (11, 6, 0))
+    assert AzureTarget(emu.url, INDEX, credential=AzureKeyCredential(KEY)).transport == "sdk"
+    with pytest.raises(ConfigError, match="needs azure-search-documents 12"):
+        AzureTarget(emu.url, INDEX, credential=AzureKeyCredential(KEY), transport="raw")
+    # the [target] key
+    kind = AzureKind()
+    table = {"endpoint": emu.url, "index": INDEX}
+    assert kind.validate(OptionReader(table, kind="azure"))["transport"] == "auto"
+    assert kind.validate(OptionReader({**table, "transport": "sdk"}, kind="azure"))["transport"] == "sdk"
+    with pytest.raises(ConfigError, match="'transport' must be one of auto, raw, sdk"):
+        kind.validate(OptionReader({**table, "transport": "fast"}, kind="azure"))
+
+
+def test_env_proxy_lookups_only_where_there_is_something_to_find(monkeypatch, tmp_path):
+    from ragdiag.targets.azure.runtime import needs_env_settings
+
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NETRC"):
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.lower(), raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert needs_env_settings() is False
+    (tmp_path / ".netrc").write_text("machine example.com login a password b\n")
+    assert needs_env_settings() is True
+    (tmp_path / ".netrc").unlink()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert needs_env_settings() is True
+    t = AzureTarget("https://x.search.windows.net", INDEX, credential=AzureKeyCredential(KEY))
+    assert t._client_kwargs()["use_env_settings"] is True

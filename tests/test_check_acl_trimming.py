@@ -354,8 +354,10 @@ def test_code_only_audit_with_no_security_mechanism_is_skipped(tmp_path):
     assert not ctx.has("target")
     f = _check(ctx)
     assert f.status == "skipped" and not f.observed
-    assert f.skipped_reason == ("no security filter or permission header was found in 1 scanned files; ragdiag "
-                                "cannot tell whether results are trimmed")
+    # the reason names the request path it looked at (phase 2: ACL is judged on the request path)
+    assert f.skipped_reason == ("no permission trimming on the request path: none of its 1 search call site(s) "
+                                "carries a security filter, the user's token or a framework filter on a security "
+                                "field (1 scanned files); ragdiag cannot tell whether results need trimming")
 
 
 def test_no_mechanism_on_an_index_with_security_fields_is_a_finding(tmp_path):

@@ -86,12 +86,28 @@ def test_goldset_files_in_the_code_are_named_not_denied(tmp_path):
     app = tmp_path / "app"
     (app / "eval").mkdir(parents=True)
     (app / "main.py").write_text("print('hello')\n")
-    (app / "eval" / "ground_truth.jsonl").write_text('{"question": "q", "answer": "a"}\n')
+    # phase 2: the file names its expected sources, so it can measure retrieval once configured
+    (app / "eval" / "ground_truth.jsonl").write_text('{"id": "c1", "question": "q", "expect_sources": ["doc-1"]}\n')
     f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES, goldset=False), client_code=app))
     assert f.status == "warn"
     assert "no goldset" not in f.headline
     assert f.headline == "goldset not configured, but the client code holds 1 goldset-like file(s): eval/ground_truth.jsonl"
     assert f.evidence_table("goldset_files").column("file") == ["eval/ground_truth.jsonl"]
+    row = f.evidence_table("goldset_files").records()[0]
+    assert row["kind"] == "questions with expected source ids" and row["loads"] == "loads: 1 cases"
+    assert [loc.file for loc in f.locations] == ["eval/ground_truth.jsonl"]
+
+
+def test_goldset_files_without_sources_are_no_measuring_stick(tmp_path):
+    """Questions with reference answers but no source ids measure answers, not retrieval: fail, naming the file."""
+    app = tmp_path / "app"
+    (app / "eval").mkdir(parents=True)
+    (app / "main.py").write_text("print('hello')\n")
+    (app / "eval" / "ground_truth.jsonl").write_text('{"question": "q", "answer": "a"}\n')
+    f = _check(_with(_ctx(tmp_path, SOUND, GOOD_SCORES, goldset=False), client_code=app))
+    assert f.status == "fail"
+    assert f.headline.startswith("no goldset measures retrieval: the 1 goldset-like file(s) in the client code hold "
+                                 "no expected sources (eval/ground_truth.jsonl: questions and answers, no source ids")
     assert [loc.file for loc in f.locations] == ["eval/ground_truth.jsonl"]
 
 

@@ -197,8 +197,11 @@ def test_llamaindex_sites(tmp_path):
         def retriever():
             return index.as_retriever(similarity_top_k=7)
         """})
-    assert [(c.location, c.kind) for c in s.search_calls] == [("li.py:5", "llamaindex"), ("li.py:9", "llamaindex")]
-    assert s.search_calls[1].value("k") == 7
+    # the store is configuration (delegated retrieval with LlamaIndex defaults); the retriever is the site
+    assert [(c.location, c.kind) for c in s.search_calls] == [("li.py:9", "llamaindex")]
+    assert s.search_calls[0].value("k") == 7
+    store = only(s.delegated, kind="vector_store")
+    assert store.location == "li.py:5" and store.framework == "llamaindex" and store.value("similarity_top_k") == 2
 
 
 def test_sql_similarity(tmp_path):

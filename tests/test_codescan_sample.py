@@ -151,9 +151,11 @@ def test_readme_locations_match_the_scan(root, faulty, sound):
 
 def test_public_api():
     assert sorted(codescan.__all__) == sorted(
-        ["LLM_KINDS", "PARAM_NAMES", "SEARCH_KINDS", "BudgetConstant", "Builder", "CitationCheck", "CodeScan",
-         "Drift", "GoldsetFile", "LLMCallSite", "PromptRule", "ResolvedValue", "SearchCallSite",
-         "SecurityFilterSite", "Skipped", "contradictions", "prompt_rules", "scan_path"])
+        ["LLM_KINDS", "PARAM_NAMES", "SEARCH_KINDS", "SITE_CLASSES", "AclSite", "AgentGraph", "BudgetConstant",
+         "BudgetUnitIssue", "Builder", "CitationCheck", "ClientThreshold", "CodeScan", "DelegatedRetrieval",
+         "Drift", "FailOpen", "FrontendDefault", "GoldsetFile", "LLMCallSite", "LanguageScanner", "PromptRule",
+         "ResolvedValue", "SearchCallSite", "SecurityFilterSite", "Skipped", "contradictions", "prompt_rules",
+         "scan_path"])
     for name in codescan.__all__:
         assert hasattr(codescan, name)
 

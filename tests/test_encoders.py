@@ -223,6 +223,75 @@ def test_embed_one_lru_skips_cache_and_model(tmp_path, monkeypatch):
     np.testing.assert_array_equal(emb.embed(["query one"])[0], v)
 
 
+def test_embed_is_the_batch_api(tmp_path, monkeypatch):
+    """One call: duplicates once, the LRU first, the on-disk cache read once, only the
+    misses to the model in batches of the measured default size; the call's vectors
+    then serve embed_one from memory."""
+    from ragdiag.encoders import embedder as embedder_mod
+
+    sizes = []
+    encode, calls = fake_encode_fn()
+
+    def sized(texts, batch_size):
+        sizes.append(batch_size)
+        return encode(texts, batch_size)
+
+    emb = Embedder("fake@1", encode_fn=sized, cache=EmbeddingCache(tmp_path), lru_size=1000)
+    lookups = []
+    real_get = emb.cache.get_many
+    monkeypatch.setattr(emb.cache, "get_many", lambda m, t: lookups.append(list(t)) or real_get(m, t))
+
+    queries = [f"question number {i}?" for i in range(600)]
+    out = emb.embed(queries + queries[:50])
+    assert out.shape == (650, 8) and len(lookups) == 1 and len(lookups[0]) == 600
+    chunk = embedder_mod.CHUNK_MIN
+    assert [len(c) for c in calls] == [chunk, chunk, 600 - 2 * chunk]  # in chunks, each batched
+    assert set(sizes) == {embedder_mod.QUERY_BATCH}
+    # the vectors of that call are in the LRU now: no cache lookup, no model call
+    before = (len(lookups), len(calls))
+    np.testing.assert_array_equal(emb.embed_one(queries[7]), out[7])
+    np.testing.assert_array_equal(emb.embed(queries[:10] + ["a new question?"])[:10], out[:10])
+    assert lookups[before[0]:] == [["a new question?"]]  # only what the LRU lacked
+    assert calls[before[1]:] == [["a new question?"]]
+
+    passage = " ".join(["word"] * 60)
+    assert len(passage) > embedder_mod.SHORT_TEXT_CHARS
+    sizes.clear()
+    emb.embed([passage, passage + " again"])
+    assert sizes == [embedder_mod.PASSAGE_BATCH]
+    sizes.clear()
+    emb.embed(["explicit size"], batch_size=3)
+    assert sizes == [3]
+    with pytest.raises(ValueError):
+        emb.embed(["x"], batch_size=0)
+
+    # a call with more distinct texts than the LRU holds leaves the LRU alone
+    small = Embedder("fake@1", encode_fn=encode, cache=EmbeddingCache(tmp_path), lru_size=4)
+    small.embed([f"t{i}" for i in range(10)])
+    assert len(small._lru) == 0
+    small.embed(["t1", "t2"])
+    assert list(small._lru) == ["t1", "t2"]
+    assert not small.embed_one("t1").flags.writeable
+
+
+def test_torch_threads_one_on_a_busy_machine(monkeypatch):
+    from ragdiag.encoders.embedder import THREADS_ENV, torch_threads
+
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.5, 6.0, 5.0))
+    assert torch_threads() == 1  # others compete for the cores: one thread, no spinning
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.0, 1.0))
+    assert torch_threads() is None  # our own two threads and a little more: torch's default
+    assert torch_threads(2) == 2
+    monkeypatch.setenv(THREADS_ENV, "2")
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert torch_threads() == 2 and torch_threads(1) == 1
+    monkeypatch.setenv(THREADS_ENV, "many")
+    with pytest.raises(ModelError, match=THREADS_ENV):
+        torch_threads()
+
+
 def test_progress_bar_only_for_many_missing(tmp_path, capsys):
     encode, _ = fake_encode_fn()
     emb = Embedder("fake@1", encode_fn=encode, cache=EmbeddingCache(tmp_path))
@@ -269,7 +338,9 @@ def test_from_path_validates_folder(tmp_path):
 def minilm(tmp_path_factory):
     """The real default embedder, loaded once, with a record of the load's environment."""
     seen: dict = {}
-    real_import = encoders._import_sentence_transformers
+    from ragdiag.encoders import offline
+
+    real_import = offline.import_sentence_transformers
 
     def spying_import():
         st = real_import()
@@ -287,12 +358,12 @@ def minilm(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.delenv("HF_HUB_OFFLINE", raising=False)
     mp.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    mp.setattr(encoders, "_import_sentence_transformers", spying_import)
+    mp.setattr(offline, "import_sentence_transformers", spying_import)
     try:
         emb = default_embedder(tmp_path_factory.mktemp("minilm-cache"))
         emb.embed_one("warm-up: load the model")
     finally:
-        mp.setattr(encoders, "_import_sentence_transformers", real_import)
+        mp.setattr(offline, "import_sentence_transformers", real_import)
     assert emb.loaded
     return emb, seen
 
@@ -332,6 +403,22 @@ def test_real_model_cache_hits_avoid_model_calls(minilm, monkeypatch):
     assert encoded == [] and emb.n_model_calls == before
     emb.embed(batch + ["A brand-new sentence about invoices."])
     assert encoded == [["A brand-new sentence about invoices."]]
+
+
+def test_real_model_thread_count_is_restored_and_irrelevant_to_vectors(minilm):
+    import torch
+
+    emb, _ = minilm
+    fresh = Embedder.from_path(emb.model_path, model_id=emb.model_id, use_cache=False, lru_size=0)
+    fresh._model = emb._model  # same weights, no second load
+    before = torch.get_num_threads()
+    texts = [QUESTION, ANSWER, "A third sentence about invoices and payment terms."]
+    vectors = {}
+    for threads in (1, 2):
+        fresh.threads = threads
+        vectors[threads] = fresh.embed(texts)
+        assert torch.get_num_threads() == before
+    np.testing.assert_allclose(vectors[1], vectors[2], atol=1e-5)
 
 
 def test_real_model_semantics(minilm):

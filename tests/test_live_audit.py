@@ -215,6 +215,36 @@ def test_emulated_audit_matches_local_verdicts(local_result, live_run):
         {f.check_id: f.status for f in local_result.findings}
 
 
+# Checks re-run through the SDK's typed path (semantic ranking, filters, the goldset).
+TYPED_PATH_CHECKS = ("reranker_scores", "prerank_filters", "goldset")
+
+
+def test_typed_transport_gives_the_same_findings(clean_emulator, live_run, live_dir, api_key):
+    """The emulated audit above used the raw-JSON transport (the default with SDK 12.x);
+    the SDK's typed path, the documented fallback, yields identical findings."""
+    from ragdiag.audit import build_context, run_checks
+    from ragdiag.inputs.config import load_config
+    from ragdiag.sample.system import sample_dir
+    from ragdiag.targets.azure import AzureTarget
+
+    assert live_run.ctx.target.transport == "raw"
+    cfg = load_config(emulated_config(sample_dir() / "audit.toml", clean_emulator.url, INDEX, ENV,
+                                      live_dir / "audit-typed.toml", concurrency=CONCURRENCY))
+    t = cfg.target
+    target = AzureTarget.from_env(t.endpoint, t.index, api_key_env=t.api_key_env,
+                                  api_version=t.api_version, concurrency=CONCURRENCY, transport="sdk")
+    ctx = build_context(cfg, progress=False, target=target, cache_dir=live_dir / "cache-typed")
+    try:
+        typed = run_checks(ctx, checks=list(TYPED_PATH_CHECKS))
+    finally:
+        target.close()
+    assert target.transport == "sdk" and target.stats["failures"] == 0
+    for cid in TYPED_PATH_CHECKS:
+        a, b = live_run.result[cid], typed[cid]
+        assert a.status == b.status, cid
+        assert _differing_metrics(a, b) == [], cid
+
+
 # ---- faults, read-only, metadata -------------------------------------------------------
 
 
@@ -290,7 +320,8 @@ def test_cli_audit_json_subprocess(live_run, local_result, emulator, api_key, tm
         [sys.executable, "-m", "ragdiag", "audit", str(live_run.config), "--json", str(out)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
         env=_env(RAGDIAG_CACHE=str(live_run.cache_dir)))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the default --fail-on fail: the sample's failing checks gate the exit code
+    assert proc.returncode == 1, proc.stderr[-3000:]
     assert api_key not in proc.stdout and api_key not in proc.stderr
     text = out.read_text(encoding="utf-8")
     assert api_key not in text

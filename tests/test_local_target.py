@@ -195,3 +195,37 @@ def test_persisted_and_rebuilt_only_when_inputs_change(tmp_path):
     src.write_text(src.read_text().replace("beta", "alpha beta"))
     changed = LocalTarget.from_jsonl(src, spec, index_dir=tmp_path / "idx", embedder=emb, progress=False)
     assert set(changed.search(req).keys) == {"a", "b"}
+
+
+def test_reranker_scores_do_not_depend_on_their_batch():
+    """A window's missing documents are scored together; a BLAS matrix-vector product gives
+    a row different last bits depending on its batch, the row-wise scores must not."""
+    from ragdiag.encoders import BiEncoderReranker
+    from ragdiag.targets.local.rerank import RerankScores, bi_encoder_scores
+
+    rng = np.random.default_rng(3)
+    sem = rng.standard_normal((500, 384)).astype(np.float32)
+    sem /= np.linalg.norm(sem, axis=1, keepdims=True)
+    q = rng.standard_normal(384).astype(np.float32)
+    q /= np.linalg.norm(q)
+    rer = BiEncoderReranker(FakeEmbedder(dim=384), low=-1.0, high=1.0)
+    full = bi_encoder_scores(rer, q, sem)
+    key_rank = np.arange(500, dtype=np.int32)
+    for _ in range(50):
+        cache = RerankScores()
+        for size in (7, 31, 50):
+            rows = rng.choice(500, size, replace=False).astype(np.int32)
+            got = cache.scores("q", rows, key_rank, lambda r: bi_encoder_scores(rer, q, sem[r]))
+            assert np.array_equal(got, full[rows].astype(np.float32))
+
+
+def test_hnsw_graph_is_built_with_the_index_and_holds_the_only_copy(tmp_path):
+    records, vectors = _fan(30)
+    target = _build(tmp_path, records, vectors)
+    files = {p.name for p in (tmp_path / "idx" / "vectors").iterdir()}
+    assert files == {"vec.hnsw"}  # no vec.npy beside the graph
+    assert target.vector_fields["vec"].hnsw is not None
+    assert not target.vectors["vec"].flags.writeable
+    unit = np.asarray(vectors, dtype=np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    assert np.allclose(target.vectors["vec"], unit)

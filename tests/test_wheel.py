@@ -30,8 +30,11 @@ def installed(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "host-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # without PYTHONPATH: a checkout on it (with the ragdiag.egg-info the build leaves) would make
+    # pip say "ragdiag is already installed" and install nothing
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-                    "--no-deps", "-q", str(wheel)], check=True, capture_output=True)
+                    "--no-deps", "-q", str(wheel)], check=True, capture_output=True, env=env)
     return wheel, venv
 
 
@@ -49,6 +52,7 @@ def test_wheel_holds_the_package_data(installed):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "ragdiag/checks/specs/pool_size.toml" in names
     assert "ragdiag/checks/common.toml" in names
+    assert "ragdiag/model/findings.schema.json" in names
     assert "ragdiag/report/template/audit_report.ipynb" in names
     assert "ragdiag/sample/data/audit.toml" in names
     assert "ragdiag/sample/data/index/structured.jsonl" in names

@@ -7,8 +7,17 @@ Parts, each run when its inputs are there (the headline says which ran):
   vector query's ``filter_override`` may replace the filter without it (judged on the built
   request); each fault fails, naming the profile, the vector query, its fields and the
   override text.
-- Client code: security filters interpolated without escaping fail; an escaped identity
-  clause is evidence; permission headers (``x-ms-query-source-authorization``) are found.
+- Client code (request path only; admin, test and script records are listed with their class):
+  the permission mechanisms (an OData security filter, the user's token in
+  ``x-ms-query-source-authorization``, a framework filter, an SQL WHERE) with what switches
+  them on, and every path on which they fail open. Fails: a security filter interpolated
+  without escaping, a retry that drops the header or the filter, a swallowed error getting the
+  user's token, trimming or the whole filter controlled by the request, security ids from the
+  model's tool-call arguments or from the request, a request-path site without the security
+  clause while others have it, an agent loop whose search node lacks the clause (or whose
+  rewrite node rebuilds the filter state) while the app trims elsewhere. Warns: trimming off
+  by default or switched by a setting. An escaped identity clause is evidence; filters that
+  interpolate values without visible escaping are listed.
 - Probes (target, profiles, identities): leak probes count results outside each identity's
   rights, attributed to the clause or override that dropped the identity; injection probes
   send hostile group values through each trimming profile's builder (see `_acl_probes`).
@@ -22,6 +31,7 @@ security fields: then the absence is the finding.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,15 +48,25 @@ from ragdiag.checks._acl_probes import (
     leak_probes,
     probe_filter,
 )
+from ragdiag.checks._code_evidence import (
+    at,
+    locate,
+    on_request_path,
+    request_only,
+    short,
+    site_class,
+)
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.codescan.headers import permission_header_sites
+from ragdiag.codescan.patterns import SECURITY_NAME_RE
 from ragdiag.model import Trace
 
 __all__ = ["AclTrimming", "AclReader", "forbidden_records", "hostile_values", "probe_filter"]
 
 ID = "acl_trimming"
+_ESCAPED = re.compile(r"escape|quote|sanitiz|search_in", re.I)
 
 
 def _slug(label: str) -> str:
@@ -87,8 +107,10 @@ class AclTrimming(Check):
         sf = policy.security_field if policy is not None else (sec[0].name if sec else None)
         headers = permission_header_sites(ctx.client_code) if scan is not None else ()
         trimming = [p for p in policy.profiles.values() if p.security_trimming] if policy is not None else []
-        code_filters = list(scan.security_filters) if scan is not None else []
-        matters = bool(sec) or ctx.has("identities") or bool(trimming) or bool(code_filters) or bool(headers)
+        code_filters = request_only(scan.security_filters) if scan is not None else []
+        code_acl = [a for a in request_only(scan.acl_sites) if a.mechanism != "odata_filter"] if scan is not None else []
+        matters = bool(sec) or ctx.has("identities") or bool(trimming) or bool(code_filters) or bool(headers) \
+            or bool(code_acl)
         self._profiles(v, policy, matters, st)
         escaped = self._code(v, scan, sf, headers, schema, st)
         self._identity_sources(v, ctx, sf, st)
@@ -109,7 +131,7 @@ class AclTrimming(Check):
                                                        for w, n, _ in st.missing))
 
         # -- what was found, what was verified ---------------------------------------------------
-        mechanisms = bool(trimming or code_filters or headers)
+        mechanisms = bool(trimming or code_filters or headers or code_acl)
         if schema is not None and mechanisms and not sec:
             v.warn("no_security_field", index=schema.name)
             v.recommend("rec_add_security_field", index=schema.name)
@@ -133,7 +155,7 @@ class AclTrimming(Check):
             for part in parts[1:]:
                 what = v.msg("joined", a=what, b=part)
             v.passed("pass_verified", what=what)
-        self._nothing_reason(v, ctx, st, scan, policy, trimming, code_filters, headers, schema)
+        self._nothing_reason(v, ctx, st, scan, policy, trimming, code_filters, headers, schema, code_acl)
         if st.not_ran:
             v.note("scope_not_ran", ran=tuple(st.ran), not_ran=tuple(st.not_ran))
         else:
@@ -209,7 +231,11 @@ class AclTrimming(Check):
     # ---- client code ------------------------------------------------------------------------------------
     def _code(self, v: Verdict, scan: Any, sf: str | None, headers: tuple[Any, ...], schema: Any,
               st: _Run) -> list[Any]:
-        """Judge the security filters in the code; returns the escaped identity clauses."""
+        """Judge the request path's trimming in the code; returns the escaped identity clauses.
+
+        Security filters, permission mechanisms and fail-open paths of every class are listed;
+        only request-path ones pass or fail (an admin script's filter protects nobody's answer).
+        """
         if scan is None:
             st.not_ran.append(v.msg("not_ran_code"))
             return []
@@ -220,42 +246,123 @@ class AclTrimming(Check):
                 verdict = "verdict_injection"
             elif s.from_request:
                 verdict = "verdict_from_request"
+            elif s.from_llm:
+                verdict = "verdict_from_llm"
             elif not s.uses_search_in:
                 verdict = "verdict_no_search_in"
             else:
                 verdict = "verdict_ok"
-            if s.escaped and not s.from_request and not s.injection_risk:
+            if on_request_path(s) and s.escaped and not s.from_request and not s.injection_risk and not s.from_llm:
                 escaped.append(s)
-            rows.append((s.location, s.function, s.expression, s.uses_search_in, s.escaped, s.from_identity,
-                         s.from_request, s.fstring, v.msg(verdict)))
+            rows.append((at(s), site_class(v, s), s.function, s.expression, s.uses_search_in, s.escaped,
+                         s.from_identity, s.from_request, s.fstring, v.msg(verdict)))
         if rows:
-            v.table("code_filters", "t_code_filters", ("site", "function", "expression", "search_in", "escaped",
-                                                       "from_identity", "from_request", "interpolated", "verdict"),
-                    rows)
+            v.table("code_filters", "t_code_filters", ("site", "site_class", "function", "expression", "search_in",
+                                                       "escaped", "from_identity", "from_request", "interpolated",
+                                                       "verdict"), rows)
         if headers:
             v.table("permission_headers", "t_headers", ("site", "code"), [(h.location, h.text) for h in headers])
             if schema is not None and schema.permission_filter_option != "enabled":
                 v.warn("header_without_native_acl", where=headers[0].location, index=schema.name)
         v.metric("permission_header_sites", len(headers))
         v.metric("escaped_code_filters", len(escaped))
-        risks = scan.injection_risks()
+        risks = scan.injection_risks("request")
         v.metric("code_injection_risks", len(risks))
         for s in risks:
-            st.static_fails.append(v.msg("code_injection", where=s.location,
+            st.static_fails.append(v.msg("code_injection", where=at(s),
                                          source=v.msg("src_request" if s.from_request else "src_interpolated")))
-            v.location(s.file, s.line, "loc_injection", level="error")
-            v.recommend("rec_escape_code", where=s.location, function=s.function, field=sf or "group_ids",
+            locate(v, s, "loc_injection", level="error")
+            v.recommend("rec_escape_code", where=at(s), function=s.function, field=sf or "group_ids",
                         expression=s.expression[:60])
-        for s in scan.security_filters:
-            if s.from_request and not s.injection_risk:
-                st.missing.append((v.msg("mi_code_request"), 1, s.location))
-                v.recommend("rec_identity_from_token", where=s.location, function=s.function)
+        fail_open = self._mechanisms_and_fail_open(v, scan, st, {at(s) for s in risks})
+        for s in request_only(scan.security_filters):
+            if s.from_request and not s.injection_risk and (at(s), "ids_from_request") not in fail_open:
+                st.missing.append((v.msg("mi_code_request"), 1, at(s)))
+                v.recommend("rec_identity_from_token", where=at(s), function=s.function)
         absent = next((d.values.get("absent", ()) for d in scan.drift()
                        if d.kind == "security_clause" and d.param == "security filter"), ())
         if absent:
+            present = next(d.values.get("present", ()) for d in scan.drift()
+                           if d.kind == "security_clause" and d.param == "security filter")
             st.missing.append((v.msg("mi_code_no_clause"), len(absent), ", ".join(absent)))
+            st.static_fails.append(v.msg("code_no_clause", absent=len(absent), total=len(absent) + len(present),
+                                         where=short(v, absent)))
             v.recommend("rec_clause_at_sites", where=tuple(absent))
+        self._agents(v, scan, st)
+        self._interpolated(v, scan)
+        mechanisms = request_only(scan.acl_sites) or request_only(scan.security_filters) or headers
+        if not mechanisms and scan.request_sites():
+            v.note("no_trimming_note", sites=len(scan.request_sites()))
         return escaped
+
+    def _mechanisms_and_fail_open(self, v: Verdict, scan: Any, st: _Run, risky: set[str]) -> set[tuple[str, str]]:
+        """The permission mechanisms and the paths on which they fail open; returns (where, kind) judged."""
+        if scan.acl_sites:
+            v.table("acl_mechanisms", "t_mechanisms", ("site", "site_class", "function", "mechanism", "detail",
+                                                       "enabled_by", "search_site"),
+                    [(at(a), site_class(v, a), a.function, v.msg(f"mech_{a.mechanism}"), a.detail, a.enabled_by,
+                      a.site) for a in scan.acl_sites], note="n_mechanisms")
+        if scan.fail_open:
+            v.table("fail_open", "t_fail_open", ("site", "site_class", "function", "kind", "evidence", "search_site"),
+                    [(at(f), site_class(v, f), f.function, v.msg(f"fo_{f.kind}"), f.evidence, f.site)
+                     for f in scan.fail_open], note="n_fail_open")
+        v.metric("acl_mechanisms", ", ".join(sorted({a.mechanism for a in request_only(scan.acl_sites)})) or None)
+        judged: set[tuple[str, str]] = set()
+        off: set[str] = set()
+        for f in request_only(scan.fail_open):
+            where = at(f)
+            judged.add((where, f.kind))
+            if f.kind == "unescaped_interpolation" and where in risky:
+                continue  # already failed as an injection risk of the security filter
+            if f.kind == "off_by_default":
+                off.add(where)
+                v.warn("fail_open_off_by_default", where=where, evidence=f.evidence)
+                locate(v, f, "loc_fo_off_by_default")
+                v.recommend("rec_fo_off_by_default", where=where)
+                continue
+            st.static_fails.append(v.msg(f"fail_open_{f.kind}", where=where, evidence=f.evidence))
+            locate(v, f, f"loc_fo_{f.kind}", level="error")
+            v.recommend(f"rec_fo_{f.kind}", where=where, function=f.function)
+        for a in request_only(scan.acl_sites):
+            if a.enabled_by and at(a) not in off and not any(f.kind == "off_by_default" and f.site == a.site
+                                                             for f in scan.fail_open if a.site):
+                v.warn("trimming_conditional", where=at(a), condition=a.enabled_by, mechanism=v.msg(f"mech_{a.mechanism}"))
+                locate(v, a, "loc_conditional", condition=a.enabled_by)
+        v.metric("fail_open_paths", len([f for f in request_only(scan.fail_open)]))
+        return judged
+
+    def _agents(self, v: Verdict, scan: Any, st: _Run) -> None:
+        """Agent loops: a search node without the identity's clause, while another path trims, fails open."""
+        trims = bool(request_only(scan.acl_sites) or request_only(scan.security_filters))
+        for g in request_only(scan.agent_graphs):
+            secured = [n for n in g.search_nodes if n not in g.unsecured_search_nodes]
+            if g.unsecured_search_nodes and (secured or trims):
+                st.static_fails.append(v.msg("agent_unsecured", where=at(g), nodes=g.unsecured_search_nodes))
+                locate(v, g, "loc_agent_unsecured", level="error", nodes=g.unsecured_search_nodes)
+                v.recommend("rec_agent_secure", nodes=g.unsecured_search_nodes, where=at(g))
+            if g.rewrite_nodes_touching_filters and (secured or trims):
+                st.static_fails.append(v.msg("agent_rewrite_drops", where=at(g),
+                                             nodes=g.rewrite_nodes_touching_filters))
+                locate(v, g, "loc_agent_rewrite_drops", level="error", nodes=g.rewrite_nodes_touching_filters)
+                v.recommend("rec_agent_keep_clause", nodes=g.rewrite_nodes_touching_filters)
+
+    @staticmethod
+    def _interpolated(v: Verdict, scan: Any) -> None:
+        """Request-path filters that interpolate values without a visible escaping call (evidence, not a verdict)."""
+        covered = {x for s in scan.security_filters if s.escaped for x in re.findall(r"[A-Za-z_][\w.]*", s.expression)}
+        rows = []
+        for s in scan.request_sites():
+            p = s.params.get("filter")
+            if p is None or not (p.from_fstring or p.fstring_vars):
+                continue
+            raw = [x for x in p.fstring_vars if not _ESCAPED.search(x) and not SECURITY_NAME_RE.search(x)
+                   and not x.isupper() and x not in covered]
+            if raw:
+                rows.append((at(s), s.function, p.expression or p.source, tuple(raw)))
+        if rows:
+            v.table("interpolated_filters", "t_interpolated", ("site", "function", "expression", "values"), rows,
+                    note="n_interpolated")
+
 
     # ---- questions asked without an identity ------------------------------------------------------
     def _identity_sources(self, v: Verdict, ctx: Any, sf: str | None, st: _Run) -> None:
@@ -365,7 +472,7 @@ class AclTrimming(Check):
 
     # ---- why nothing could be judged ----------------------------------------------------------------
     def _nothing_reason(self, v: Verdict, ctx: Any, st: _Run, scan: Any, policy: Any, trimming: list[Any],
-                        code_filters: list[Any], headers: tuple[Any, ...], schema: Any) -> None:
+                        code_filters: list[Any], headers: tuple[Any, ...], schema: Any, code_acl: list[Any]) -> None:
         what = []
         if trimming:
             what.append(v.msg("what_profiles", n=len(trimming)))
@@ -373,8 +480,12 @@ class AclTrimming(Check):
             what.append(v.msg("what_code", n=len(code_filters)))
         if headers:
             what.append(v.msg("what_header", where=headers[0].location))
+        elif code_acl:
+            what.append(v.msg("what_mechanism", mechanism=v.msg(f"mech_{code_acl[0].mechanism}"), where=at(code_acl[0])))
         if not what:
-            if scan is not None:
+            if scan is not None and scan.request_sites():
+                v.nothing_observed("no_mechanism_request", sites=len(scan.request_sites()), files=scan.files_scanned)
+            elif scan is not None:
                 v.nothing_observed("no_mechanism", files=scan.files_scanned)
             else:
                 v.nothing_observed("no_mechanism_profiles", profiles=len(policy.profiles))

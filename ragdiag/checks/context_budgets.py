@@ -3,7 +3,11 @@
 Code half (client-code scan, never run): LLM call sites and whether the
 retrieved context they receive is bounded (slice, budget comparison,
 truncation helper), budget constants, citation handlers and whether they check
-cited ids against the retrieved ids.
+cited ids against the retrieved ids, budgets whose units do not add up (a
+character count taken from a token limit) and calls whose only cap is the
+answer's `max_tokens`, and the chunk count a delegated retrieval puts into the
+context (On your data `top_n_documents`, a retriever's `k`). Only request-path
+calls are judged; evaluation scripts, tests and notebooks are listed.
 
 Profiles: a profile's `top` is what reaches the model. A profile whose top is
 more than ``max_top_ratio`` times the median top of the other profiles, or that
@@ -30,6 +34,15 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks._code_evidence import (
+    at,
+    locate,
+    on_request_path,
+    request_only,
+    short,
+    shown,
+    site_class,
+)
 from ragdiag.checks._common import profile_used_by, quantile
 from ragdiag.checks._context_tokens import (
     Tokens,
@@ -48,6 +61,8 @@ from ragdiag.model import RERANK_WINDOW
 __all__ = ["ContextBudgets", "code_budgets", "count_tokens", "top_outliers"]
 
 ID = "context_budgets"
+#: the setting that caps how many chunks a delegated retrieval puts into the context
+BOUND_SETTINGS = ("top_n_documents", "k", "similarity_top_k", "top")
 
 
 @register
@@ -77,7 +92,7 @@ class ContextBudgets(Check):
         v.metric("budget_tokens", budget)
         v.metric("budget_declared", declared)
 
-        bounded, unbounded = self._code_half(ctx, spec, v, scan, budget)
+        bounded, unbounded, delegated = self._code_half(ctx, spec, v, scan, budget)
         measured = self._runtime_half(ctx, v, budget, source, declared, window, reserve)
         chunk = measured["chunk"] if measured else None
         self._profile_tops(ctx, spec, v, chunk, budget)
@@ -90,7 +105,7 @@ class ContextBudgets(Check):
         if "sources" in caps:
             n_sources = min(n_sources, int(caps["sources"].value))
         for c in unbounded:
-            v.recommend("rec_cap_context", budget=budget, sources=n_sources, where=c.location, function=c.function)
+            v.recommend("rec_cap_context", budget=budget, sources=n_sources, where=at(c), function=c.function)
         for name, p95, top in measured["over"] if measured else ():
             per_hit = p95 / top if top else p95
             fit = max(1, math.floor(budget / per_hit)) if per_hit else top
@@ -100,13 +115,18 @@ class ContextBudgets(Check):
 
         # -- what a pass says, and why nothing could be judged -------------------------------------
         if scan is not None:
-            with_context = [c for c in scan.llm_calls if c.retrieved_context]
-            if not scan.llm_calls:
+            calls = request_only(scan.llm_calls)
+            with_context = [c for c in calls if c.retrieved_context]
+            if not calls and scan.llm_calls:
+                v.nothing_observed("no_request_llm_call", calls=len(scan.llm_calls), files=scan.files_scanned)
+            elif not calls:
                 v.nothing_observed("no_llm_call", files=scan.files_scanned)
             elif not with_context:
-                v.nothing_observed("no_llm_call_with_context", calls=len(scan.llm_calls), files=scan.files_scanned)
+                v.nothing_observed("no_llm_call_with_context", calls=len(calls), files=scan.files_scanned)
             else:
                 v.nothing_observed("unbounded_not_judged", calls=len(unbounded), files=scan.files_scanned)
+            if delegated and not with_context:
+                v.nothing_observed("delegated_not_judged", parts=delegated, files=scan.files_scanned)
         else:
             v.nothing_observed("nothing_measured", why=self._runtime_missing(ctx, v))
         if measured and bounded:
@@ -118,23 +138,31 @@ class ContextBudgets(Check):
             v.passed("pass_code", bounded=bounded, calls=bounded + len(unbounded), files=scan.files_scanned)
 
     # ---- code ------------------------------------------------------------------------------------
-    def _code_half(self, ctx: Any, spec: Any, v: Verdict, scan: Any, budget: int) -> tuple[int, list[Any]]:
-        """Judge the LLM call sites; returns (bounded calls with retrieved context, unbounded ones)."""
+    def _code_half(self, ctx: Any, spec: Any, v: Verdict, scan: Any, budget: int
+                   ) -> tuple[int, list[Any], tuple[Any, ...]]:
+        """Judge the request path's LLM call sites; returns (bounded calls with retrieved context, unbounded ones).
+
+        Calls of every class are listed; an evaluation script or a notebook is not the request
+        path, so it neither warns nor passes the check.
+        """
         if scan is None:
             v.note("code_not_run")
-            return 0, []
-        unbounded = list(scan.unbounded_llm_calls())
-        bounded = [c for c in scan.llm_calls if c.retrieved_context and c.context_bounded]
-        v.metric("llm_calls", len(scan.llm_calls))
+            return 0, [], ()
+        calls = request_only(scan.llm_calls)
+        unbounded = list(scan.unbounded_llm_calls("request"))
+        bounded = [c for c in calls if c.retrieved_context and c.context_bounded]
+        v.metric("llm_calls", len(calls))
+        v.metric("llm_calls_all", len(scan.llm_calls))
         v.metric("unbounded_llm_calls", len(unbounded))
         v.metric("budget_constants", len(scan.budget_constants))
         v.metric("citations_validated", scan.citations_validated())
         v.metric("files_scanned", scan.files_scanned)
         v.observed("bounded_llm_calls", len(bounded))
-        v.table("llm_calls", "t_llm_calls", ("site", "function", "kind", "retrieved_context", "bounded",
-                                              "bound_found"),
-                [(c.location, c.function, c.kind, c.retrieved_context, c.context_bounded,
-                  c.bound_evidence if c.context_bounded or c.retrieved_context else "") for c in scan.llm_calls])
+        v.table("llm_calls", "t_llm_calls", ("site", "site_class", "function", "kind", "retrieved_context", "bounded",
+                                              "bound_found", "output_cap"),
+                [(at(c), site_class(v, c), c.function, c.kind, c.retrieved_context, c.context_bounded,
+                  c.bound_evidence if c.context_bounded or c.retrieved_context else "",
+                  shown(c.output_cap)) for c in scan.llm_calls])
         if scan.budget_constants:
             v.table("budget_constants", "t_budget_constants", ("site", "name", "value"),
                     [(b.location, b.name, b.value) for b in scan.budget_constants])
@@ -142,23 +170,79 @@ class ContextBudgets(Check):
             v.table("citation_handlers", "t_citations", ("site", "function", "validated", "evidence"),
                     [(c.location, c.function, c.validated, c.evidence) for c in scan.citation_checks])
         if unbounded:
-            where = tuple(c.location for c in unbounded)
+            where = tuple(at(c) for c in unbounded)
             if bool(spec.threshold("warn_unbounded_call")):
-                v.warn("unbounded_calls", n=len(unbounded), where=where)
+                v.warn("unbounded_calls", n=len(unbounded), where=short(v, where))
                 for c in unbounded:
-                    v.location(c.file, c.line, "loc_unbounded")
+                    locate(v, c, "loc_unbounded")
             else:
                 v.note("unbounded_not_warned", n=len(unbounded), where=where)
+        self._units(v, scan)
+        delegated = self._delegated(v, scan)
         validated = scan.citations_validated()
         if validated is False:
             bad = [c for c in scan.citation_checks if not c.validated]
-            v.note("citations_not_validated", where=tuple(c.location for c in bad))
+            v.note("citations_not_validated", where=short(v, [c.location for c in bad]))
             for c in bad:
                 v.recommend("rec_validate_citations", where=c.location, function=c.function)
-        elif validated is None and scan.llm_calls:
+        elif validated is None and calls:
             v.note("no_citation_handling")
             v.recommend("rec_validate_citations_somewhere")
-        return len(bounded), unbounded
+        return len(bounded), unbounded, delegated
+
+    @staticmethod
+    def _units(v: Verdict, scan: Any) -> None:
+        """Budgets whose units do not add up (characters taken from tokens), caps that bound only the answer."""
+        if not scan.budget_units:
+            return
+        v.table("budget_units", "t_budget_units", ("site", "site_class", "function", "kind", "expression"),
+                [(at(b), site_class(v, b), b.function, v.msg(f"unit_{b.kind}"), b.expression)
+                 for b in scan.budget_units], note="n_budget_units")
+        req = request_only(scan.budget_units)
+        chars = [b for b in req if b.kind == "chars_from_tokens"]
+        if chars:
+            v.warn("chars_from_tokens", n=len(chars), where=short(v, [at(b) for b in chars]),
+                   expression=chars[0].expression)
+            for b in chars:
+                locate(v, b, "loc_chars_from_tokens", expression=b.expression)
+                v.recommend("rec_count_tokens", where=at(b), expression=b.expression)
+        output = [b for b in req if b.kind == "output_only"]
+        if output:
+            v.warn("output_only", n=len(output), where=short(v, [at(b) for b in output]))
+            for b in output:
+                locate(v, b, "loc_output_only")
+
+    @staticmethod
+    def _delegated(v: Verdict, scan: Any) -> tuple[Any, ...]:
+        """What bounds the context when retrieval is delegated: the number of chunks the service or framework returns.
+
+        Evidence, not a pass: the conversation history and whatever else the app sends with the
+        delegated call are not visible as a bound."""
+        rows, parts = [], []
+        for d in scan.delegated:
+            name = next((n for n in BOUND_SETTINGS if n in d.settings or n in d.defaults), None)
+            if name is None:
+                continue
+            p = d.settings.get(name)
+            value = d.value(name)
+            source = p.source if p is not None else f"library_default:{d.framework}"
+            override = p.override if p is not None else ""
+            if p is None:  # the store's default gives way to what its retriever calls in the file pass
+                passed = [s.params["k"] for s in scan.search_calls if s.file == d.file
+                          and s.kind in ("langchain", "llamaindex") and s.params.get("k") is not None
+                          and s.params["k"].resolved and not s.params["k"].source.startswith("library_default")]
+                if passed:
+                    value, source, override = passed[0].value, passed[0].source, passed[0].override
+            rows.append((at(d), site_class(v, d), d.kind, d.framework, name, value, source, override))
+            if on_request_path(d) and isinstance(value, int) and not isinstance(value, bool):
+                parts.append(v.msg("delegated_bound", where=at(d), framework=d.framework, name=name, value=value))
+        if rows:
+            v.table("delegated_context", "t_delegated_context", ("site", "site_class", "kind", "framework",
+                                                                 "setting", "value", "source", "override"),
+                    rows, note="n_delegated_context")
+        if parts:
+            v.note("delegated_context", parts=tuple(parts[:3]))
+        return tuple(parts[:3])
 
     # ---- runtime -----------------------------------------------------------------------------------
     def _runtime_missing(self, ctx: Any, v: Verdict) -> Any:

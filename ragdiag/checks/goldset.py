@@ -8,8 +8,11 @@ gate (a minimum reranker score); and, when a second policy is configured, a pair
 Evidence a pass needs: a goldset loaded and evaluated, i.e. answerable questions answered by the
 policy and scored. Without a goldset the absence is the finding: ``fail`` when none is
 configured and none was found in the client code (or there is no code to search), ``warn``
-naming the goldset-like files the code holds. A goldset whose expected sources are all missing
-from the index measures nothing: ``fail``.
+naming the goldset-like files the code holds (with expected source ids, or sources cited inside
+the expected answers), ``fail`` when the files the code holds cannot measure retrieval (questions
+only, or answers without source ids). Each file found is listed with its kind, its records and
+fields, and whether it loads as a ragdiag goldset as it is. A goldset whose expected sources are
+all missing from the index measures nothing: ``fail``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from ragdiag.checks.registry import register
 from ragdiag.errors import TargetError
 
 ID = "goldset"
+#: goldset kinds the scanner tells apart (`GoldsetFile.kind`)
+KINDS = ("goldset", "inline_sources", "no_source_ids", "questions_only")
 METRICS = ("hit_rate@10", "recall@10", "recall@50", "mrr", "ndcg@10", "judged@10")
 #: evidence column key of each metric (label keys are identifiers)
 COLUMNS = {m: m.replace("@", "_") for m in METRICS}
@@ -55,6 +60,24 @@ def existing_keys(ctx: Any, keys: list[str]) -> set[str] | None:
     return None
 
 
+def _loads(v: Verdict, scan: Any, g: Any) -> Any:
+    """Whether a found file loads as a ragdiag goldset as it is (cases), or why not (a message)."""
+    from pathlib import Path
+
+    from ragdiag.errors import RagdiagError
+    from ragdiag.inputs.goldset import GOLDSET_SUFFIXES, load_goldset
+
+    path = Path(scan.root) / g.path
+    if path.suffix.lower() not in GOLDSET_SUFFIXES:
+        return v.msg("loads_not_format", suffix=path.suffix or "-")
+    try:
+        return v.msg("loads_cases", n=len(load_goldset(path)))
+    except RagdiagError as exc:
+        return v.msg("loads_no", error=str(exc).replace(str(path), g.path)[:160])
+    except Exception as exc:  # noqa: BLE001 - a client's file must never crash the check
+        return v.msg("loads_no", error=f"{type(exc).__name__}: {exc}"[:160])
+
+
 @register
 class Goldset(Check):
     id = ID
@@ -64,18 +87,38 @@ class Goldset(Check):
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
         scan = ctx.code_scan() if ctx.has("client_code") else None
-        files = [g.path for g in scan.goldset_files] if scan is not None else []
-        if files:
-            v.table("goldset_files", "t_files", ("file",), [(f,) for f in files])
+        found = list(scan.goldset_files) if scan is not None else []
+        files = [g.path for g in found]
+        if found:
+            v.table("goldset_files", "t_files", ("file", "kind", "records", "fields", "loads", "evidence"),
+                    [(g.path, v.msg(f"kind_{g.kind}") if g.kind in KINDS else g.kind, g.records, tuple(g.fields),
+                      _loads(v, scan, g), g.evidence) for g in found], note="n_files")
+        if scan is not None and scan.eval_result_files:
+            v.table("eval_result_files", "t_eval_results", ("file", "records", "fields"),
+                    [(g.path, g.records, tuple(g.fields)) for g in scan.eval_result_files], note="n_eval_results")
         gs = ctx.goldset
         if gs is None:
             v.metric("cases", 0)
             v.metric("goldset_files_in_code", len(files))
-            if files:
-                v.warn("only_in_code", n=len(files), files=tuple(files[:5]))
-                v.recommend("rec_configure_found", file=files[0])
+            retrieval = [g for g in found if g.kind in ("goldset", "inline_sources")]
+            if retrieval:
+                v.warn("only_in_code", n=len(retrieval), files=tuple(g.path for g in retrieval[:5]))
+                inline = [g.path for g in retrieval if g.kind == "inline_sources"]
+                if inline:
+                    v.warn("inline_sources", files=tuple(inline[:5]))
+                    v.recommend("rec_extract_sources", file=inline[0])
+                sound = [g.path for g in retrieval if g.kind == "goldset"]
+                if sound:
+                    v.recommend("rec_configure_found", file=sound[0])
                 for f in files:
                     v.location(f, 1, "loc_goldset_file", level="note")
+                return
+            if found:
+                v.fail("no_retrieval_goldset", n=len(found),
+                       files=tuple(v.msg("file_kind", file=g.path, kind=v.msg(f"kind_{g.kind}")) for g in found[:5]))
+                v.recommend("rec_add_sources", file=found[0].path, n=spec.threshold("target_cases_per_intent"))
+                for f in files:
+                    v.location(f, 1, "loc_not_retrieval_goldset", level="note")
                 return
             if scan is not None:
                 v.fail("no_goldset_searched", files=scan.files_scanned)

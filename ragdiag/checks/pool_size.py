@@ -5,9 +5,18 @@ keyword leg) + k of every (vector query, field). Measured pool per question =
 distinct candidates reaching fusion after every filter (local: the trace's pool;
 live: the hits of a top-50 request without reranking, which is min(pool, 50)).
 
+Client code (code-only audits too): the pool each search call site can put into fusion,
+read from the code: text recall (`max_text_recall_size`, 1000 when the site has a keyword
+leg, 0 without one; an SQL full-text `LIMIT`) plus the vector `k`, per site with its class,
+`top`, whether semantic ranking is on (always, under a condition, or not), and the verdict.
+A request-path site with semantic ranking whose pool is below ``min_configured_pool``
+fails; a `k` above ``max_k`` warns; exhaustive KNN on the request path is noted. Sites of
+other classes (tests, scripts, notebooks) are listed, not judged.
+
 Evidence a pass needs: at least one semantic profile whose configured pool was
-examined; with questions, its measured pools. Without a semantic profile there is no
-window to fill: skipped (unless a k or exhaustive setting warns on its own).
+examined (with questions, its measured pools), or a request-path site with semantic
+ranking whose code-derived pool was judged. Without either there is no window to fill:
+skipped (unless a k or exhaustive setting warns on its own).
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks._code_evidence import at, locate, on_request_path, site_class
 from ragdiag.checks._common import profile_used_by, quantile
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
@@ -23,6 +33,9 @@ from ragdiag.engine import probes
 from ragdiag.model import DEFAULT_MAX_TEXT_RECALL_SIZE, RERANK_WINDOW
 
 ID = "pool_size"
+AZURE_KINDS = ("azure_search", "rest_search")
+#: kinds whose pool is what the framework or the SQL query returns (no semantic ranker in front)
+OTHER_KINDS = ("sql_similarity", "langchain", "llamaindex", "faiss_search", "haystack")
 
 
 def configured_pool(profile: Any) -> tuple[int, int, int]:
@@ -39,11 +52,83 @@ def measured_pool(trace: Any) -> int:
 @register
 class PoolSize(Check):
     id = ID
-    needs = ("target", "profiles")
+    needs = ("target|client_code", "profiles|client_code")
     uses = ("questions",)
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        scan = ctx.code_scan() if ctx.has("client_code") else None
+        code_pools = self._code(v, spec, scan) if scan is not None else None
+        if not (ctx.has("target") and ctx.has("profiles")):
+            v.note("runtime_not_run", why=v.msg("why_no_target" if not ctx.has("target") else "why_no_profiles"))
+            if code_pools:
+                v.passed("pass_code", n=len(code_pools), min=spec.threshold("min_configured_pool"),
+                         where=tuple(code_pools[:3]))
+            return
+        self._runtime(ctx, spec, v, code_pools)
+
+    # ---- client code: the pool each call site can put into fusion ----------------------------------------
+    def _code(self, v: Verdict, spec: Any, scan: Any) -> list[str]:
+        """The code-derived pools; returns the request-path semantic sites judged (their places)."""
+        min_conf = spec.threshold("min_configured_pool")
+        max_k = spec.threshold("max_k")
+        rows, judged, exhaustive = [], [], []
+        for s in scan.search_calls:
+            if s.kind not in AZURE_KINDS + OTHER_KINDS:
+                continue
+            sem = _semantic(s)
+            leg, text_ = _text_recall(s)
+            k = _int(s.params.get("k"))
+            k_passed = s.params.get("k") is not None
+            top = _int(s.params.get("top"))
+            if s.kind in AZURE_KINDS:
+                low = (text_ or 0) + (k or 0)          # what is surely in the pool
+                known = (leg is not None) and (k is not None or not k_passed)
+                pool = low if known else None
+            else:
+                pool = ((text_ or 0) + (k or 0)) if (k is not None or text_) else None
+                low = pool or 0
+            if not on_request_path(s):
+                verdict = v.msg("pv_not_judged", cls=site_class(v, s))
+            elif s.kind in OTHER_KINDS:
+                verdict = v.msg("pv_no_ranker", kind=s.kind)
+            elif sem == "no":
+                verdict = v.msg("pv_not_semantic")
+            elif low >= min_conf:
+                verdict = v.msg("pv_fills", pool=low, min=min_conf, when=v.msg("when_" + sem))
+                judged.append(at(s))
+                v.observed("code_semantic_sites")
+            elif pool is None:
+                verdict = v.msg("pv_unresolved")
+            else:
+                verdict = v.msg("pv_below", pool=pool, min=min_conf)
+                judged.append(at(s))
+                v.observed("code_semantic_sites")
+                v.fail("code_pool_below", where=at(s), pool=pool, text=text_ or 0, k=k or 0, min=min_conf,
+                       when=v.msg("when_" + sem))
+                locate(v, s, "loc_code_pool_below", level="error", pool=pool, min=min_conf)
+                v.recommend("rec_code_k", where=at(s), k=k or 0)
+            if on_request_path(s) and k is not None and k > max_k:
+                v.warn("code_k_above", where=at(s), k=k, max=max_k)
+                v.recommend("rec_lower_k_code", where=at(s), k=k)
+            ex = s.params.get("exhaustive")
+            if on_request_path(s) and ex is not None and ex.resolved and ex.value is True:
+                exhaustive.append(at(s))
+            rows.append((at(s), site_class(v, s), s.kind, v.msg("sem_" + sem), leg, text_, k, top, pool, verdict))
+        if rows:
+            v.table("code_pools", "t_code_pools", ("site", "site_class", "kind", "semantic", "keyword_leg",
+                                                   "text_recall", "vector_k", "top", "pool", "verdict"), rows,
+                    note="n_code_pools", min=min_conf)
+        if exhaustive:
+            v.note("code_exhaustive", where=tuple(exhaustive), documents=spec.threshold("exhaustive_index_size"))
+            v.recommend("rec_exhaustive_code", where=tuple(exhaustive))
+        if not judged and scan is not None:
+            req = [s for s in scan.request_sites() if s.kind in AZURE_KINDS + OTHER_KINDS]
+            v.nothing_observed("no_semantic_site", sites=len(req), files=scan.files_scanned)
+        return judged
+
+    # ---- the profiles (target and profiles) ---------------------------------------------------------------
+    def _runtime(self, ctx: Any, spec: Any, v: Verdict, code_pools: list[str] | None) -> None:
         policy = ctx.policy
         min_conf = spec.threshold("min_configured_pool")
         min_meas = spec.threshold("measured_pool_min")
@@ -52,7 +137,8 @@ class PoolSize(Check):
         big_index = spec.threshold("exhaustive_index_size")
         used_by = profile_used_by(policy)
         semantic = [p for p in policy.profiles.values() if p.query_type == "semantic"]
-        v.nothing_observed("no_semantic_profile", profiles=len(policy.profiles))
+        if not code_pools:
+            v.nothing_observed("no_semantic_profile", profiles=len(policy.profiles))
 
         index_size = ctx.target.count()
         config_rows = []
@@ -96,6 +182,8 @@ class PoolSize(Check):
                     documents=index_size)
 
         if not semantic:
+            if code_pools:
+                v.passed("pass_code", n=len(code_pools), min=min_conf, where=tuple(code_pools[:3]))
             return
         if not ctx.has("questions"):
             v.note("measured_not_run")
@@ -160,3 +248,43 @@ class PoolSize(Check):
         ax.legend(fontsize=8)
         fig.tight_layout()
         return fig
+
+
+def _int(p: Any) -> int | None:
+    if p is None or not p.resolved or isinstance(p.value, bool) or not isinstance(p.value, int | float):
+        return None
+    return int(p.value)
+
+
+def _semantic(site: Any) -> str:
+    """``yes``, ``conditional`` (under a condition, a setting or the request) or ``no``."""
+    p = site.params.get("query_type")
+    if p is None:
+        return "no"
+    if p.value is None or "semantic" not in str(p.value).lower():
+        # one branch of `"semantic" if configured else "simple"`: semantic under that condition
+        return "conditional" if not p.resolved and "semantic" in (p.expression or "").lower() else "no"
+    cond = (not p.resolved or p.source.startswith("when:") or "(conditional)" in p.source
+            or (p.override or "").startswith(("condition:", "request:", "env:", "parameter:")))
+    return "conditional" if cond else "yes"
+
+
+def _text_recall(site: Any) -> tuple[bool | None, int | None]:
+    """(keyword leg?, text recall): a keyword leg recalls max_text_recall_size (1000 by default)."""
+    sql = site.params.get("text_k")
+    if sql is not None:
+        n = _int(sql)
+        return True, n
+    if site.kind not in AZURE_KINDS:
+        return False, 0
+    explicit = _int(site.params.get("max_text_recall_size"))
+    p = site.params.get("search_text")
+    if site.channel_vars.get("search_text") or (p is not None and not p.resolved):
+        leg: bool | None = True
+    elif p is not None and p.resolved:
+        leg = p.value not in (None, "", "*")
+    else:
+        leg = None if site.channel_vars else False
+    if leg:
+        return True, explicit if explicit is not None else DEFAULT_MAX_TEXT_RECALL_SIZE
+    return leg, 0 if leg is False else None

@@ -8,9 +8,17 @@ asked for, no reranker score), and with a goldset: the separation of relevant fr
 other hits (ROC AUC), a suggested minimum-score gate with its precision and recall, and
 nDCG@10 with and without reranking (probe `no_rerank`).
 
+Client code (code-only audits too): every score or distance cut the app applies to the hits
+(`ClientThreshold`), with its measure and direction. A request-path cut that keeps the worse
+side (a distance kept above a bound, a relevance score kept below one, a distance passed as
+LangChain's `score_threshold`) fails; a cut applied after `top`/`k` capped the search warns
+(the pool shrinks silently: fewer than `top` hits reach the model); a reranker-score cut
+outside the 0-4 scale warns. Cuts in tests, scripts or notebooks are listed, not judged.
+
 Evidence a pass needs: at least one semantic profile whose reranker scores were measured
-on questions. Without a semantic profile: skipped. Semantic asked for but no score came
-back: the partial responses warn (or the failed requests make it an error), never a pass.
+on questions, or a request-path client-side threshold judged sound. Without either:
+skipped. Semantic asked for but no score came back: the partial responses warn (or the
+failed requests make it an error), never a pass.
 """
 
 from __future__ import annotations
@@ -19,6 +27,13 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from ragdiag.checks._code_evidence import (
+    at,
+    locate,
+    request_only,
+    short,
+    site_class,
+)
 from ragdiag.checks._common import quantile, semantic_profiles, share
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
@@ -80,14 +95,28 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 @register
 class RerankerScores(Check):
     id = ID
-    needs = ("target", "profiles", "questions")
+    needs = ("target|client_code", "profiles|client_code", "questions|client_code")
     uses = ("goldset",)
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        scan = ctx.code_scan() if ctx.has("client_code") else None
+        sound = self._code(v, scan) if scan is not None else []
+        missing = [n for n in ("target", "profiles", "questions") if not ctx.has(n)]
+        if missing:
+            v.note("runtime_not_run", why=v.msg(f"why_no_{missing[0]}"))
+            if sound:
+                v.passed("pass_code", n=len(sound), where=short(v, sound))
+            else:
+                v.nothing_observed("no_threshold", files=scan.files_scanned if scan is not None else 0)
+            return
         policy = ctx.policy
         semantic = semantic_profiles(policy)
         if not semantic:
+            if sound:
+                v.note("no_semantic_profile_note", profiles=len(policy.profiles))
+                v.passed("pass_code", n=len(sound), where=short(v, sound))
+                return
             v.skip("no_semantic_profile", profiles=len(policy.profiles))
         warn_median = spec.threshold("warn_median_top1")
         warn_share = spec.threshold("warn_share_below")
@@ -201,6 +230,40 @@ class RerankerScores(Check):
             worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
             v.passed("pass_scored", profiles=len(top1), questions=len(all_top1), profile=worst,
                      median=quantile(top1[worst], 0.5), share=share(s < band for s in all_top1), band=band)
+
+    # ---- client code: score cuts the app applies to the hits --------------------------------------------
+    @staticmethod
+    def _code(v: Verdict, scan: Any) -> list[str]:
+        """List every client-side threshold; judge the request path's. Returns the sound ones' places."""
+        if not scan.thresholds:
+            return []
+        v.table("code_thresholds", "t_code_thresholds",
+                ("site", "site_class", "function", "field", "op", "value", "measure", "keeps", "reversed",
+                 "after_top", "evidence"),
+                [(at(t), site_class(v, t), t.function, t.field, t.op, t.value.value, v.msg(f"measure_{t.measure}"),
+                  v.msg(f"keeps_{t.keeps}") if t.keeps in ("above", "below") else t.keeps, t.reversed, t.after_top,
+                  t.evidence) for t in scan.thresholds], note="n_code_thresholds")
+        sound = []
+        for t in request_only(scan.thresholds):
+            v.observed("client_thresholds")
+            cut = v.msg("cut", field=t.field, op=t.op, value=t.value.value)
+            if t.reversed:
+                v.fail("threshold_reversed", where=at(t), cut=cut, measure=v.msg(f"measure_{t.measure}"))
+                locate(v, t, "loc_threshold_reversed", level="error", cut=cut)
+                v.recommend("rec_threshold_direction", where=at(t), cut=cut, measure=v.msg(f"measure_{t.measure}"))
+            if t.after_top:
+                v.warn("threshold_after_top", where=at(t), cut=cut)
+                locate(v, t, "loc_threshold_after_top", cut=cut)
+                v.recommend("rec_threshold_before_top", where=at(t), cut=cut)
+            value = t.value.value if t.value.resolved else None
+            if t.measure == "reranker_score" and isinstance(value, int | float) and not 0 <= value <= 4:
+                v.warn("threshold_scale", where=at(t), cut=cut)
+            if not t.reversed and not t.after_top:
+                sound.append(at(t))
+        v.metric("client_thresholds", len(request_only(scan.thresholds)))
+        v.metric("client_thresholds_reversed", sum(t.reversed for t in request_only(scan.thresholds)))
+        v.metric("client_thresholds_after_top", sum(t.after_top for t in request_only(scan.thresholds)))
+        return sound
 
     def _benefit(self, ctx: Any, policy: Any, run: Any, sem: set[str], warn_lower: bool, v: Verdict) -> None:
         """nDCG@10 of the semantic profiles' questions with and without reranking."""

@@ -8,15 +8,22 @@ prompt rules (one query for all stages, contradictory length rules), and runs th
 split-channel probe: keywords for BM25, the full question for vectors and the reranker, the
 verbatim question as its own channel, fused client-side with RRF -- reporting the goldset delta.
 
-Evidence a pass needs: requests (built or logged) or profiles with at least two text channels
-compared. Without profiles and without a query log there is nothing to compare (skipped by
-`needs`); when no request has two channels, skipped with that reason.
+Client code (code-only audits too): the request-path search call sites that send text to
+two or more channels (keyword text, vector text or the vector, semantic query) are compared;
+one variable feeding several channels warns, with file:line. Sites in tests, scripts or
+notebooks are listed, not judged.
+
+Evidence a pass needs: requests (built or logged), profiles, or request-path call sites with
+at least two text channels compared. Without profiles, a query log or client code there is
+nothing to compare (skipped by `needs`); when nothing has two channels, skipped with that
+reason.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ragdiag.checks._code_evidence import at, locate, request_only, short, site_class
 from ragdiag.checks._common import profile_used_by
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
@@ -64,6 +71,10 @@ def split_probe(question: str) -> probes.Probe:
                                  verbatim=question)
 
 
+def policy_missing(ctx: Any) -> bool:
+    return ctx.policy is None and ctx.query_log is None
+
+
 def _share(flags: list[bool]) -> float | None:
     return sum(flags) / len(flags) if flags else None
 
@@ -79,7 +90,7 @@ def _show(x: Any) -> str:
 @register
 class SharedQueryText(Check):
     id = ID
-    needs = ("profiles|query_log",)
+    needs = ("profiles|query_log|client_code",)
     uses = ("questions", "goldset", "client_code")
     figure_id = ID
 
@@ -101,9 +112,11 @@ class SharedQueryText(Check):
         if above:
             v.warn("identical_text", where=tuple(above))
             v.recommend("rec_separate_texts")
-        self._code(ctx, v)
+        code = self._code(ctx, v)
         gain = self._split(ctx, spec, v) if policy is not None else None
         parts = [v.msg(w, share=s, n=n) for w, s, n in judged]
+        if code:
+            parts.append(v.msg("where_code", n=code))
         if gain is not None:
             parts.append(v.msg("part_split", points=gain * 100))
         v.passed("pass", what=tuple(parts))
@@ -143,18 +156,31 @@ class SharedQueryText(Check):
 
     # -- the client code ------------------------------------------------------------------------
     @staticmethod
-    def _code(ctx: Any, v: Verdict) -> None:
+    def _code(ctx: Any, v: Verdict) -> int:
+        """Judge the request path's call sites; returns how many sent text to two or more channels."""
         scan = ctx.code_scan()
         if scan is None:
-            return
-        shared = scan.shared_text_sites()
+            return 0
+        multi = [s for s in scan.search_calls if sum(1 for x in s.channel_vars.values() if x) >= 2]
+        if multi:
+            v.table("code_channels", "t_code_channels", ("site", "site_class", "function", "channels", "shared"),
+                    [(at(s), site_class(v, s), s.function,
+                      ", ".join(f"{k}={x}" for k, x in s.channel_vars.items() if x), s.shared_text) for s in multi])
+        # compared: the keyword text and another *text* channel (a vector query's text, the semantic
+        # query), or one variable seen feeding two channels; an embedding passed as a vector under
+        # another name says nothing about the text it embedded, so it is not evidence of separate texts
+        judged = [s for s in request_only(multi) if s.shared_text or (
+            s.channel_vars.get("search_text") and any(x for k, x in s.channel_vars.items()
+                                                      if k.startswith(("vector_text", "semantic_query"))))]
+        v.observed("code_sites_compared", len(judged))
+        shared = [s for s in judged if s.shared_text]
         if shared:
             v.table("code_shared_text", "t_code_shared", ("file", "line", "function", "channels"),
                     [(s.file, s.line, s.function, ", ".join(f"{k}={x}" for k, x in s.channel_vars.items() if x))
                      for s in shared])
-            v.warn("code_shared_text", n=len(shared))
+            v.warn("code_shared_text", n=len(shared), where=short(v, [at(s) for s in shared]))
             for s in shared:
-                v.location(s.file, s.line, "loc_shared_text", function=s.function)
+                locate(v, s, "loc_shared_text", function=s.function)
         sole = scan.sole_input_rules()
         if sole:
             v.table("prompt_sole_input", "t_prompt_sole", ("file", "line", "text"),
@@ -168,6 +194,9 @@ class SharedQueryText(Check):
                     [(f"{a.file}:{a.line} {a.text}", f"{b.file}:{b.line} {b.text}") for a, b in contra])
             v.warn("prompt_contradictions", n=len(contra))
             v.recommend("rec_one_length_rule")
+        if not judged and policy_missing(ctx):
+            v.nothing_observed("no_two_channels_code", files=scan.files_scanned)
+        return len(judged)
 
     # -- the split-channel probe ------------------------------------------------------------------
     @staticmethod

@@ -16,12 +16,15 @@ from typing import Any
 
 #: Kinds of search call sites.
 SEARCH_KINDS = ("azure_search", "azure_vector_query", "rest_search", "faiss_search", "langchain",
-                "llamaindex", "sql_similarity")
+                "llamaindex", "sql_similarity", "on_your_data", "agentic_retrieval", "haystack")
 #: Kinds of LLM call sites.
 LLM_KINDS = ("openai_chat", "azure_openai_chat", "langchain_chat", "other")
 #: Parameters the scanner resolves on search call sites (more may appear, e.g. `weight`).
 PARAM_NAMES = ("top", "k", "exhaustive", "filter", "query_type", "semantic_configuration",
-               "vector_fields", "scoring_profile", "vector_filter_mode", "select")
+               "vector_fields", "scoring_profile", "vector_filter_mode", "select", "search_text",
+               "query_source_authorization", "fetch_k", "score_threshold", "text_k", "strictness", "in_scope")
+#: Where a site runs (see `ragdiag.codescan.classify`).
+SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script")
 #: Prompt rule kinds.
 PROMPT_RULE_KINDS = ("length", "sole_input")
 
@@ -69,7 +72,15 @@ class ResolvedValue(_Record):
     where it came from: ``literal``, ``constant:NAME``, ``import:module.NAME``,
     ``local:NAME``, ``parameter:NAME``, ``fstring``, ``concat``, ``call:NAME``,
     ``rest_body``, ``vector_query@file:line`` (folded in from a vector query),
-    ... `from_fstring` marks strings built by interpolation (f-string,
+    ``env:NAME`` (the default of `os.getenv("NAME", "3")`), ``settings:Class.field``
+    (a pydantic-settings / dataclass / model field default), ``default:NAME``
+    (a function parameter's default), ``attribute:self.x``, ``library_default:...``
+    (a framework's documented default, e.g. LangChain's `k=4`),
+    ... `provenance` is the file:line the value was read from (the default, the
+    constant, the `self.x = ...` in `__init__`), empty for a literal at the call;
+    `override` says what can replace a default at run time (``env:TOP_K``,
+    ``request:overrides.get('top')``, ``parameter:k``, ``constructor:top_k``),
+    empty when nothing can. `from_fstring` marks strings built by interpolation (f-string,
     template literal, `str.format`, `%`) and `fstring_vars` the expressions
     they interpolate (also those of strings concatenated with variables).
     """
@@ -80,6 +91,13 @@ class ResolvedValue(_Record):
     expression: str = ""
     from_fstring: bool = False
     fstring_vars: tuple[str, ...] = ()
+    provenance: str = ""
+    override: str = ""
+
+    @property
+    def is_default(self) -> bool:
+        """A default that something else (the environment, the request, a caller) can override."""
+        return bool(self.override)
 
     def __repr__(self) -> str:
         mark = "" if self.resolved else "?"
@@ -102,6 +120,9 @@ class SearchCallSite(_Record):
     language: str = "python"
     call: str = ""
     is_async: bool = False
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
 
     def param(self, name: str) -> ResolvedValue | None:
         """The resolved parameter `name`, or None when the call does not pass it."""
@@ -128,9 +149,13 @@ class LLMCallSite(_Record):
     bound_evidence: str
     context_vars: tuple[str, ...] = ()
     retrieved_context: bool = False
+    output_cap: ResolvedValue | None = None
     module: str = ""
     language: str = "python"
     call: str = ""
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,6 +212,10 @@ class SecurityFilterSite(_Record):
     fstring: bool
     fields: tuple[str, ...] = ()
     language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+    from_llm: bool | None = None
 
     @property
     def injection_risk(self) -> bool:
@@ -196,9 +225,20 @@ class SecurityFilterSite(_Record):
 
 @dataclass(frozen=True)
 class GoldsetFile(_Record):
-    """A goldset-like file found in the client code (relative path)."""
+    """A goldset-like file found in the client code (relative path).
+
+    `kind`: ``goldset`` (questions with expected source ids),
+    ``inline_sources`` (the sources are cited inside the expected answer,
+    `[file.pdf#page=7]`), ``no_source_ids`` (questions and answers, no
+    sources: it measures answers, not retrieval), ``questions_only``.
+    Evaluation *results* are not goldsets: `CodeScan.eval_result_files`.
+    """
 
     path: str
+    kind: str = "goldset"
+    fields: tuple[str, ...] = ()
+    records: int | None = None
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -238,3 +278,202 @@ class Drift(_Record):
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}: {len(v)}" for k, v in self.values.items())
         return f"Drift({self.param!r}: {counts})"
+
+
+# ---- what real applications do besides calling `search` --------------------------------------------------
+#: Permission-trimming mechanisms (`AclSite.mechanism`).
+ACL_MECHANISMS = ("odata_filter", "query_source_authorization", "framework_filter", "sql_where")
+#: Fail-open kinds (`FailOpen.kind`).
+FAIL_OPEN_KINDS = ("token_error_swallowed", "retry_without_trimming", "client_can_disable", "ids_from_llm",
+                   "ids_from_request", "unescaped_interpolation", "off_by_default")
+#: Delegated retrieval kinds (`DelegatedRetrieval.kind`).
+DELEGATED_KINDS = ("on_your_data", "agentic_retrieval", "vector_store", "retriever")
+
+
+@dataclass(frozen=True)
+class AclSite(_Record):
+    """How a request is trimmed to what the caller may see.
+
+    `mechanism`: ``odata_filter`` (a filter on a security field),
+    ``query_source_authorization`` (the user's token in
+    `x_ms_query_source_authorization` / the `x-ms-query-source-authorization`
+    header: Azure AI Search's native document-level security),
+    ``framework_filter`` (a vector store's metadata filter on a security
+    field), ``sql_where``. `enabled_by` is the condition that switches it on
+    (``env:AZURE_ENFORCE_ACCESS_CONTROL``, ``setting:self.use_acl``,
+    ``request:overrides.get('use_oid_security_filter')``), empty when it
+    always applies. `site` is the search call it belongs to (file:line).
+    """
+
+    file: str
+    line: int
+    function: str
+    mechanism: str
+    detail: str
+    enabled_by: str = ""
+    site: str = ""
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+
+@dataclass(frozen=True)
+class FailOpen(_Record):
+    """A path on which a search goes out with weaker (or no) permission trimming than intended.
+
+    `kind`: ``token_error_swallowed`` (getting the on-behalf-of / user token
+    raised, the exception was swallowed and the search sent anyway),
+    ``retry_without_trimming`` (a retry after a failed search drops the
+    header or the security filter), ``client_can_disable`` (the request body
+    switches trimming off or replaces the filter), ``ids_from_llm`` (security
+    ids taken from an LLM tool-call argument), ``ids_from_request``,
+    ``unescaped_interpolation`` (ids interpolated into the filter without
+    escaping), ``off_by_default`` (trimming depends on a setting whose default
+    is off).
+    """
+
+    file: str
+    line: int
+    function: str
+    kind: str
+    evidence: str
+    site: str = ""
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+
+@dataclass(frozen=True)
+class DelegatedRetrieval(_Record):
+    """Retrieval a service or framework performs with its own settings: the app sends no search itself.
+
+    `kind`: ``on_your_data`` (Azure OpenAI `extra_body={"data_sources": [...]}`),
+    ``agentic_retrieval`` (a knowledge agent / knowledge base `retrieve`),
+    ``vector_store`` (LangChain `AzureSearch`, `FAISS`, LlamaIndex, Semantic
+    Kernel, Haystack stores), ``retriever``. `settings` are the values the code
+    passes (`top_n_documents`, `strictness`, `in_scope`, `filter`,
+    `query_type`, `k`, `fetch_k`, `score_threshold`...), `defaults` the
+    framework's documented defaults that apply because they are not passed
+    (LangChain `k=4`, `fetch_k=20`; On your data `top_n_documents=5`,
+    `strictness=3`, `in_scope=True`).
+    """
+
+    file: str
+    line: int
+    function: str
+    kind: str
+    framework: str
+    store: str = ""
+    settings: Mapping[str, ResolvedValue] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    call: str = ""
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+    def value(self, name: str, default: Any = None) -> Any:
+        """The setting's value when passed and resolved, else the framework default, else `default`."""
+        p = self.settings.get(name)
+        if p is not None and p.resolved:
+            return p.value
+        return self.defaults.get(name, default)
+
+
+@dataclass(frozen=True)
+class ClientThreshold(_Record):
+    """A score or distance cut the app applies to the hits the service returned.
+
+    `measure`: ``reranker_score`` (`@search.rerankerScore`, 0-4, higher is
+    better), ``score`` (a relevance score, higher is better), ``distance``
+    (lower is better), ``unknown``. `keeps` is the side kept (``above`` /
+    ``below``); `reversed` is True when that is the worse side for the
+    measure, or a distance is passed where the library expects a relevance
+    score (LangChain `score_threshold`). `after_top` is True when the cut
+    applies to a search capped by `top`/`k`: the pool shrinks silently.
+    """
+
+    file: str
+    line: int
+    function: str
+    field: str
+    op: str
+    value: ResolvedValue
+    measure: str
+    keeps: str
+    reversed: bool = False
+    after_top: bool = False
+    evidence: str = ""
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+
+@dataclass(frozen=True)
+class BudgetUnitIssue(_Record):
+    """A context budget whose units do not add up, or that bounds only the output.
+
+    `kind`: ``chars_from_tokens`` (a character count, `len(text)`, taken
+    from a token limit), ``output_only`` (an LLM call given retrieved context
+    with no input budget while `max_tokens` caps the output).
+    """
+
+    file: str
+    line: int
+    function: str
+    kind: str
+    expression: str
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+
+@dataclass(frozen=True)
+class AgentGraph(_Record):
+    """An agentic retrieval loop (a LangGraph `StateGraph`): which nodes search, rewrite, and what bounds the loop.
+
+    `unsecured_search_nodes` search without the identity's security clause;
+    `rewrite_nodes_touching_filters` rebuild or drop filter state while they
+    "improve" the query; `loop_limit` is the evidence of a bound (a
+    `recursion_limit`, an iteration counter compared in a conditional edge),
+    empty when none is visible; `loop_limit_effective` is False when the
+    counter the router compares is never advanced by a node on the loop (the
+    bound never trips), None without a loop; `filter_logged` says whether a search node
+    logs its filter (or its hash) with the search text.
+    """
+
+    file: str
+    line: int
+    function: str
+    framework: str
+    nodes: Mapping[str, str] = field(default_factory=dict)
+    search_nodes: tuple[str, ...] = ()
+    unsecured_search_nodes: tuple[str, ...] = ()
+    rewrite_nodes: tuple[str, ...] = ()
+    rewrite_nodes_touching_filters: tuple[str, ...] = ()
+    has_cycle: bool = False
+    loop_limit: str = ""
+    loop_limit_effective: bool | None = None
+    filter_logged: bool = False
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
+
+
+@dataclass(frozen=True)
+class FrontendDefault(_Record):
+    """A retrieval setting the frontend holds and sends with every request (React state, a form default)."""
+
+    file: str
+    line: int
+    name: str
+    value: ResolvedValue
+    sent_as: str = ""
+    language: str = "typescript"
+    site_class: str = "request"
+    class_reason: str = ""

@@ -40,6 +40,20 @@ _SOLE = re.compile(r"\bsole\s+input\b|\bonly\s+input\b|\ball\s+(?:three|3)\s+(?:
                    r"|\bone\s+query\b[^.\n]{0,30}\b(?:all|every)\s+(?:stage|channel|leg)s?\b", re.I)
 
 
+_UNIT_RE = re.compile(_UNIT, re.I)
+_ANY_NUM = re.compile(r"\d|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+def _in_windows(rx: re.Pattern[str], text: str, windows: list[tuple[int, int]]):
+    """`rx.finditer(text)` limited to `windows` (matches keep their positions in `text`, each once)."""
+    seen: set[tuple[int, int]] = set()
+    for start, end in windows:
+        for m in rx.finditer(text, start, end):
+            if m.span() not in seen:
+                seen.add(m.span())
+                yield m
+
+
 def _num(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBER_WORDS[text.lower()]
 
@@ -63,21 +77,33 @@ def prompt_rules(text: str, *, file: str, first_line: int = 1) -> list[PromptRul
         return first_line + text.count("\n", 0, pos)
 
     taken: list[tuple[int, int]] = []
-    for m in _RANGE.finditer(text):
+    # the length rules all end in a unit word: search only the windows before those words
+    windows: list[tuple[int, int]] = []
+    for u in _UNIT_RE.finditer(text):
+        start, end = max(0, u.start() - 90), u.end()
+        if not _ANY_NUM.search(text, start, u.start()):
+            continue
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+    for m in _in_windows(_RANGE, text, windows):
         lo, hi = _num(m.group(1)), _num(m.group(2))
         if lo > hi:
             continue
         taken.append(m.span())
         out.append(PromptRule(file, line_of(m.start()), _sentence(text, *m.span()), "length", lo, hi))
     for rx, is_max in ((_MAX, True), (_MIN, False)):
-        for m in rx.finditer(text):
+        for m in _in_windows(rx, text, windows):
             if any(a <= m.start() < b for a, b in taken):
                 continue
             n = _num(next(g for g in m.groups() if g))
             out.append(PromptRule(file, line_of(m.start()), _sentence(text, *m.span()), "length",
                                   None if is_max else n, n if is_max else None))
     seen_lines: set[int] = set()
-    for m in _SOLE.finditer(text):
+    low = text.lower()
+    sole = any(w in low for w in ("sole", "only input", "stage", "channel", "leg", "semantic", "same", "one query"))
+    for m in (_SOLE.finditer(text) if sole else ()):
         line = line_of(m.start())
         if line in seen_lines:
             continue

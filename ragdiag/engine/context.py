@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragdiag.engine.probes import BASELINE, Probe
 from ragdiag.engine.runner import Failure, Runner
-from ragdiag.errors import ConfigError
+from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.model import SearchRequest, Trace
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class AuditContext:
         self._gold_cache: dict[tuple[Any, ...], tuple[Any, GoldRun]] = {}
         self._built: dict[tuple[Any, ...], SearchRequest] = {}
         self._scan: Any = None
+        self._prepared = False
 
     def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """Run the checklist (or the named checks) and return the `AuditResult`."""
@@ -168,6 +169,34 @@ class AuditContext:
         if self.goldset is not None:
             return "goldset"
         return "query log" if self.query_log is not None else "none"
+
+    # ---- preparing the target -------------------------------------------------------
+    def plan_requests(self) -> list[SearchRequest]:
+        """Every question through every profile of the policy and the comparison policy: the
+        requests most of the runtime checks send (route_counts sends all of them)."""
+        out: list[SearchRequest] = []
+        if self.target is None or not self.has("questions"):
+            return out
+        cases = self.question_cases()
+        for policy in (self.policy, self.compare_policy):
+            if policy is None:
+                continue
+            for name in policy.profiles:
+                try:
+                    queries = self.gold_queries(policy, profile=name, cases=cases)
+                except RagdiagError:
+                    continue  # e.g. an unknown identity: the checks report it
+                out.extend(r for q in queries for r in q.requests)
+        return out
+
+    def prepare(self) -> None:
+        """Before the checks: let the target prepare the audit's requests at once (the local
+        target embeds all their query texts in one batched call). Optional for targets."""
+        if self._prepared:
+            return
+        self._prepared = True
+        if self.target is not None and getattr(self.target, "prepare", None) is not None:
+            self.runner.prepare(self.plan_requests())
 
     # ---- goldset execution -----------------------------------------------------
     def gold_queries(self, policy: Any, *, profile: str | None = None, cases: Sequence[Any] | None = None,

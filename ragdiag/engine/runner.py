@@ -1,17 +1,23 @@
-"""The runner: executes requests once, caches every trace, and records what it could not run.
+"""The runner: executes requests once, stores every trace, and records what it could not run.
 
 Checks ask for (question x profile x identity x probe) results; all of them end
 up as `SearchRequest`s. The runner deduplicates by request fingerprint, keeps
-traces in memory and on disk (keyed by the target's identity, so a changed
-index never answers from a stale cache), honours a request budget, runs a
-bounded number of requests at once (for live targets), shows progress, and
+traces in memory and in the trace store (`ragdiag.engine.store`: compact, one
+append-only file per target fingerprint, so a changed index never answers from a
+stale cache and an interrupted audit resumes where it stopped), honours a request
+budget, lets the target prepare a batch (one embedding call for all its query
+texts), runs a bounded number of requests at once (for live targets), shows
+progress, stops sending when the service stops answering (a circuit breaker,
+`ragdiag.engine.breaker`: every unsent request becomes a `Failure` saying why), and
 fuses multi-request probes (split channels) client-side with RRF.
+
+Every trace the runner returns comes from the store (`TraceStore.put` hands back the
+stored form: float32 scores), so a trace executed now and one loaded by a resumed
+run are the same, value for value.
 """
 
 from __future__ import annotations
 
-import pickle
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragdiag.errors import RagdiagError
+from ragdiag.engine.breaker import DEFAULT_THRESHOLD, CircuitBreaker
+from ragdiag.engine.store import TraceStore, store_path
+from ragdiag.errors import RagdiagError, TargetUnavailableError
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.fusion import rrf
 
@@ -30,7 +38,7 @@ class Failure:
 
     request: SearchRequest
     reason: str
-    kind: str = "error"  # error | budget
+    kind: str = "error"  # error | budget | no_target | circuit_open | interrupted
 
     @property
     def ok(self) -> bool:
@@ -46,12 +54,13 @@ class RunnerStats:
     over_budget: int = 0
     retried: int = 0
     partial: int = 0
+    not_sent: int = 0  # refused while the circuit breaker was open (or the audit interrupted)
     failures: list[Failure] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sent": self.sent, "memory_hits": self.memory_hits, "disk_hits": self.disk_hits,
                 "failed": self.failed, "over_budget": self.over_budget, "retried": self.retried,
-                "partial": self.partial}
+                "partial": self.partial, "not_sent": self.not_sent}
 
 
 def target_fingerprint(target: Any) -> str | None:
@@ -64,52 +73,21 @@ def target_fingerprint(target: Any) -> str | None:
     return str(fp()) if callable(fp) else None
 
 
-class _DiskCache:
-    """Pickled traces in sqlite, keyed by (target fingerprint, request fingerprint)."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS traces (target TEXT, request TEXT, blob BLOB, "
-                           "PRIMARY KEY (target, request))")
-        self._lock = threading.Lock()
-        self._pending = 0
-
-    def get(self, target: str, request: str) -> Trace | None:
-        with self._lock:
-            row = self._conn.execute("SELECT blob FROM traces WHERE target=? AND request=?",
-                                     (target, request)).fetchone()
-        if row is None:
-            return None
-        try:
-            return pickle.loads(row[0])
-        except Exception:  # an unreadable entry is a cache miss, never an error
-            return None
-
-    def put(self, target: str, request: str, trace: Trace) -> None:
-        blob = pickle.dumps(trace, protocol=5)
-        with self._lock:
-            self._conn.execute("INSERT OR REPLACE INTO traces VALUES (?, ?, ?)", (target, request, blob))
-            self._pending += 1
-            if self._pending >= 200:  # one commit per batch: a commit per trace cost ~12 ms each
-                self._conn.commit()
-                self._pending = 0
-
-    def flush(self) -> None:
-        with self._lock:
-            if self._pending:
-                self._conn.commit()
-                self._pending = 0
-
-
 class Runner:
     """Executes requests against one target with caching, budget, concurrency and progress."""
 
     def __init__(self, target: Any, *, cache_dir: str | Path | None = None, budget: int | None = None,
                  concurrency: int = 1, progress: bool = False,
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 max_consecutive_failures: int = DEFAULT_THRESHOLD,
+                 breaker: CircuitBreaker | None = None,
+                 store: TraceStore | None = None, flush_each_run: bool = True) -> None:
         self.target = target
+        # stops sending after consecutive connection failures (see ragdiag.engine.breaker);
+        # a target with its own retries gets it as its retry gate, so it stops retrying too
+        self.breaker = breaker if breaker is not None else CircuitBreaker(max_consecutive_failures)
+        if target is not None and hasattr(target, "retry_gate"):
+            target.retry_gate = self.breaker
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
         self.progress = progress
@@ -117,30 +95,47 @@ class Runner:
         self.stats = RunnerStats()
         self._memory: dict[str, Trace] = {}
         self._target_fp = target_fingerprint(target)
-        self._disk = (_DiskCache(Path(cache_dir) / "traces.sqlite")
-                      if cache_dir and self._target_fp is not None else None)
+        if store is None:
+            path = (store_path(cache_dir, self._target_fp)
+                    if cache_dir and self._target_fp is not None else None)
+            store = TraceStore(path, target_fingerprint=self._target_fp or "",
+                               key_table=getattr(target, "key_table", None),
+                               records=getattr(target, "record", None))
+        self.store = store
+        # an audit writes every batch (an interrupted audit resumes from what it wrote); a
+        # what-if runner leaves its traces pending until the store's own batch size is reached
+        self.flush_each_run = flush_each_run
         self._lock = threading.Lock()
 
     # ---- single requests ---------------------------------------------------------
     def cached(self, request: SearchRequest) -> Trace | None:
-        return self._memory.get(request.fingerprint())
+        """The trace of `request` if this runner or its store has it (nothing is sent)."""
+        fp = request.fingerprint()
+        hit = self._memory.get(fp)
+        return hit if hit is not None else self.store.get(fp, request)
 
     def execute(self, request: SearchRequest) -> Trace | Failure:
-        """One request, from cache when possible; failures are returned, not raised."""
+        """One request, from memory or the store when possible; failures are returned, not raised."""
         fp = request.fingerprint()
         hit = self._memory.get(fp)
         if hit is not None:
             self.stats.memory_hits += 1
             return hit
-        if self._disk is not None:
-            trace = self._disk.get(self._target_fp, fp)
-            if trace is not None:
-                self.stats.disk_hits += 1
-                self._memory[fp] = trace
-                return trace
+        trace = self.store.get(fp, request)
+        if trace is not None:
+            self.stats.disk_hits += 1
+            self._memory[fp] = trace
+            return trace
         if self.target is None:
             failure = Failure(request, "no search target: this audit has no [target] (code-only)", kind="no_target")
             with self._lock:
+                self.stats.failures.append(failure)
+            return failure
+        stop = self.breaker.allow()
+        if stop is not None:
+            failure = Failure(request, f"not sent: {stop}", kind=self.breaker.kind or "circuit_open")
+            with self._lock:
+                self.stats.not_sent += 1
                 self.stats.failures.append(failure)
             return failure
         with self._lock:
@@ -152,23 +147,47 @@ class Runner:
             self.stats.sent += 1
         try:
             trace = self.target.search(request)
-        except RagdiagError as exc:
+        except (RagdiagError, ConnectionError, TimeoutError) as exc:
+            reason = str(exc) if isinstance(exc, RagdiagError) else f"{type(exc).__name__}: {exc}"
             with self._lock:
                 self.stats.failed += 1
-                failure = Failure(request, str(exc))
+                failure = Failure(request, reason)
                 self.stats.failures.append(failure)
+            # a connection failure the target did not report to the breaker itself
+            if isinstance(exc, ConnectionError | TimeoutError) or (
+                    isinstance(exc, TargetUnavailableError) and not exc.counted):
+                self.breaker.failure(reason)
             return failure
+        self.breaker.success()
         if trace.partial_reason and request.is_semantic:
             self.stats.partial += 1
+        trace = self.store.put(fp, trace)
         self._memory[fp] = trace
-        if self._disk is not None:
-            self._disk.put(self._target_fp, fp, trace)
         return trace
 
     def flush(self) -> None:
-        """Write pending traces to the disk cache (run() does this after every batch)."""
-        if self._disk is not None:
-            self._disk.flush()
+        """Write pending traces to the trace store's file (run() does this after every batch)."""
+        self.store.flush()
+
+    def prepare(self, requests: Iterable[SearchRequest]) -> None:
+        """Let the target prepare the requests not yet stored (e.g. embed all their query texts
+        in one call); optional for targets, and never an error."""
+        prep = getattr(self.target, "prepare", None)
+        if prep is None:
+            return
+        fresh: dict[str, SearchRequest] = {}
+        for r in requests:
+            fp = r.fingerprint()
+            if fp not in self._memory and fp not in self.store:
+                fresh.setdefault(fp, r)
+        todo = list(fresh.values())
+        if self.budget is not None:
+            todo = todo[:max(0, self.budget - self.stats.sent)]
+        if todo:
+            try:
+                prep(todo)
+            except RagdiagError:
+                pass  # the requests themselves report what is wrong
 
     # ---- batches -------------------------------------------------------------------
     def run(self, requests: Iterable[SearchRequest], *, label: str = "requests") -> list[Trace | Failure]:
@@ -180,11 +199,12 @@ class Runner:
         todo = [r for fp, r in distinct.items() if fp not in self._memory]
         results: dict[str, Trace | Failure] = {fp: self._memory[fp] for fp in distinct if fp in self._memory}
         self.stats.memory_hits += len(reqs) - len(todo)
+        self.prepare(todo)
         bar = None
         if self.progress and len(todo) > 20:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), desc=label, leave=False)
+            bar = tqdm(total=len(todo), desc=label, leave=False, disable=None)  # None: off unless stderr is a TTY
         done = 0
 
         def one(r: SearchRequest) -> tuple[str, Trace | Failure]:
@@ -210,8 +230,8 @@ class Runner:
                 tick()
         if bar is not None:
             bar.close()
-        if self._disk is not None:
-            self._disk.flush()
+        if self.flush_each_run:
+            self.store.flush()
         return [results[r.fingerprint()] for r in reqs]
 
     def run_fused(self, groups: Sequence[Sequence[SearchRequest]], *, top: int | None = None,

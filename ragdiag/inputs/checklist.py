@@ -38,6 +38,10 @@ Format::
     en = "pool"
     de = "Pool"
 
+    [regression.share_below]         # optional, at the end: `ragdiag diff` tolerances per metric
+    better = "lower"                 # "higher" or "lower": which way is an improvement
+    tolerance = 0.02                 # a move the wrong way by more than this is a regression
+
 The loader is strict: unknown keys, missing required keys, wrong types, an id
 that does not match the file name, placeholders naming unknown thresholds, and
 (for a copied folder) threshold names that differ from the defaults are all
@@ -56,7 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError
-from ragdiag.inputs.tomlfile import TomlFile
+from ragdiag.inputs.limits import excerpt
+from ragdiag.inputs.tomlfile import TomlFile, parse_header
 
 __all__ = [
     "TEXT_FIELDS",
@@ -73,7 +78,10 @@ ENV_VAR = "RAGDIAG_CHECKLIST"
 TEXT_FIELDS: tuple[str, ...] = ("title", "question", "why", "status_rules", "remediation")
 REQUIRED_TEXT = ("title", "question")
 TOP_LEVEL_KEYS: tuple[str, ...] = ("id", "order", "references", *TEXT_FIELDS, "thresholds",
-                                   "roles", "extras", "messages", "labels")
+                                   "roles", "extras", "messages", "labels", "regression")
+#: Keys of a ``[regression.<metric>]`` table and the directions ``better`` may name.
+REGRESSION_KEYS: tuple[str, ...] = ("better", "tolerance")
+REGRESSION_DIRECTIONS: tuple[str, ...] = ("higher", "lower")
 DEFAULT_ORDER = 1000
 #: Module names inside `ragdiag.checks` that a check id may not take.
 RESERVED_IDS = frozenset({"registry", "base", "figures"})
@@ -81,6 +89,8 @@ RESERVED_IDS = frozenset({"registry", "base", "figures"})
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LANG_RE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
+# a format spec of at most 3 digits of width and 2 of precision ({x:>999999999} would build a GB)
+_FORMAT_SPEC_RE = re.compile(r"(.?[<>=^])?[-+ ]?z?#?0?\d{0,3}[,_]?(\.\d{1,2})?[bcdeEfFgGnosxX%]?")
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}]*))?\}")
 
 Threshold = float | int | bool | str
@@ -143,6 +153,8 @@ class CheckSpec:
     messages: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
     #: label key (evidence column, metric) -> {lang: text}
     labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
+    #: metric name -> {"better": "higher" | "lower", "tolerance": number >= 0}, for `ragdiag diff`
+    regression: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, compare=False)
 
     def has_threshold(self, name: str) -> bool:
         return name in self.thresholds
@@ -230,6 +242,7 @@ class CheckSpec:
                 "roles": {k: list(v) for k, v in self.roles.items()}, "extras": dict(self.extras),
                 "messages": {k: dict(v) for k, v in self.messages.items()},
                 "labels": {k: dict(v) for k, v in self.labels.items()},
+                "regression": {k: dict(v) for k, v in self.regression.items()},
                 "path": str(self.path) if self.path else None}
 
     def __repr__(self) -> str:
@@ -253,7 +266,6 @@ _PY_KIND = {bool: "boolean", float: "number", int: "integer", str: "string"}
 # ---------------------------------------------------------------------------
 # line numbers (tomllib reports none for valid files)
 
-_HEADER_RE = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
 _KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
 _KEY_RE = re.compile(rf"^\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=(.*)$")
 
@@ -273,9 +285,9 @@ def _scan_lines(text: str) -> dict[str, int]:
             if line.count(in_multiline) % 2 == 1:
                 in_multiline = None
             continue
-        header = _HEADER_RE.match(line)
-        if header:
-            table = _norm_key(header.group(1))
+        header = parse_header(line) if line.lstrip().startswith("[") else None
+        if header is not None and not header[0]:
+            table = ".".join(header[1])
             lines.setdefault(table, lineno)
             continue
         key = _KEY_RE.match(line)
@@ -307,7 +319,7 @@ def _line_of(lines: Mapping[str, int], key: str) -> int | None:
 def load_spec(path: str | Path) -> CheckSpec:
     """Load and validate one spec file; every problem is a `ConfigError` with file and line."""
     p = Path(path)
-    tf = TomlFile.load(p)  # not found, not UTF-8 and TOML syntax errors, with file and line
+    tf = TomlFile.load(p, what="checklist spec")  # read, parse and limits, with file and line
     text, data = tf.text, tf.data
     return _build(data, path=p, lines=_scan_lines(text), n_lines=len(text.splitlines()))
 
@@ -322,7 +334,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
 
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            raise err(f"unknown key '{key}'{_suggest(key, TOP_LEVEL_KEYS)}; a spec may contain "
+            raise err(f"unknown key {excerpt(key, 60)}{_suggest(key, TOP_LEVEL_KEYS)}; a spec may contain "
                       f"{', '.join(TOP_LEVEL_KEYS)} (check-specific settings go under [extras])", key)
 
     # id
@@ -330,20 +342,20 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
         raise err(f'missing required key \'id\'; add `id = "{path.stem}"` at the top', "id")
     check_id = data["id"]
     if not isinstance(check_id, str):
-        raise err(f"'id' must be a string, got {_kind(check_id)} {check_id!r}", "id")
+        raise err(f"'id' must be a string, got {_kind(check_id)} {excerpt(check_id)}", "id")
     if not _ID_RE.match(check_id):
         raise err(f"'id' must be lowercase letters, digits and underscores starting with a letter "
-                  f"(it names a Python module), got {check_id!r}", "id")
+                  f"(it names a Python module), got {excerpt(check_id)}", "id")
     if check_id in RESERVED_IDS:
-        raise err(f"'id' {check_id!r} is reserved (a module of ragdiag.checks); choose another name", "id")
+        raise err(f"'id' {excerpt(check_id)} is reserved (a module of ragdiag.checks); choose another name", "id")
     if check_id != path.stem:
-        raise err(f"id {check_id!r} does not match the file name {path.name!r}; rename the file to "
+        raise err(f"id {excerpt(check_id)} does not match the file name {excerpt(path.name)}; rename the file to "
                   f"'{check_id}.toml' or set id = \"{path.stem}\"", "id")
 
     # order
     order = data.get("order", DEFAULT_ORDER)
     if isinstance(order, bool) or not isinstance(order, int) or order < 1:
-        raise err(f"'order' must be a positive integer, got {_kind(order)} {order!r}", "order")
+        raise err(f"'order' must be a positive integer, got {_kind(order)} {excerpt(order)}", "order")
 
     # texts
     texts: dict[str, dict[str, str]] = {}
@@ -363,7 +375,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
                 raise err(f"[{name}] key '{lang}' is not a language code such as 'en' or 'de'",
                           f"{name}.{lang}")
             if not isinstance(value, str) or not value.strip():
-                raise err(f"[{name}] {lang} must be a non-empty string, got {_kind(value)} {value!r}",
+                raise err(f"[{name}] {lang} must be a non-empty string, got {_kind(value)} {excerpt(value)}",
                           f"{name}.{lang}")
         if "en" not in table:
             raise err(f"[{name}] needs an 'en' entry (the fallback language); it has "
@@ -381,7 +393,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
     for name, value in thresholds.items():
         key = f"thresholds.{name}"
         if not _NAME_RE.match(name):
-            raise err(f"threshold name {name!r} must be a Python identifier (letters, digits, _)", key)
+            raise err(f"threshold name {excerpt(name)} must be a Python identifier (letters, digits, _)", key)
         if not isinstance(value, bool | int | float | str):
             hint = (" Lists of field names belong in [roles], other settings in [extras]."
                     if isinstance(value, list | dict) else "")
@@ -410,6 +422,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
 
     messages = _text_tables(data.get("messages", {}), "messages", err)
     labels = _text_tables(data.get("labels", {}), "labels", err)
+    regression = _regression(data.get("regression", {}), err)
 
     # placeholders in status_rules must name thresholds and format
     for lang, rule in texts["status_rules"].items():
@@ -419,6 +432,9 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
                 raise err(f"[status_rules] {lang} refers to {{{name}}}, which is not a threshold"
                           f"{_suggest(name, thresholds)}; thresholds: {', '.join(thresholds) or '(none)'}",
                           f"status_rules.{lang}")
+            if spec and not _FORMAT_SPEC_RE.fullmatch(spec):
+                raise err(f"[status_rules] {lang}: {excerpt(m.group(0), 60)} has an unusual format "
+                          "spec; use a short one such as {name:.0%} or {name:,}", f"status_rules.{lang}")
             try:
                 format_threshold(thresholds[name], spec)
             except (ValueError, TypeError) as exc:
@@ -430,7 +446,38 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
         why=texts["why"], status_rules=texts["status_rules"], remediation=texts["remediation"],
         thresholds=dict(thresholds), references=tuple(references), path=path, roles=roles,
         extras=dict(extras), key_lines=dict(lines), messages=messages, labels=labels,
+        regression=regression,
     )
+
+
+def _regression(value: Any, err: Any) -> dict[str, dict[str, Any]]:
+    """[regression.<metric>]: better = "higher" | "lower" (required), tolerance = number >= 0."""
+    if not isinstance(value, dict):
+        raise err(f"'regression' must be a table of tables ([regression.<metric>] with better = "
+                  f"\"higher\" or \"lower\"), got {_kind(value)}", "regression")
+    out: dict[str, dict[str, Any]] = {}
+    for metric, table in value.items():
+        where = f"regression.{metric}"
+        if not isinstance(table, dict):
+            raise err(f"[regression] {metric!r} must be a table with better = \"higher\" or \"lower\" "
+                      f"and an optional tolerance, got {_kind(table)}", where)
+        for key in table:
+            if key not in REGRESSION_KEYS:
+                raise err(f"[{where}] unknown key '{key}'{_suggest(key, REGRESSION_KEYS)}; a regression "
+                          f"table may contain {', '.join(REGRESSION_KEYS)}", f"{where}.{key}")
+        if "better" not in table:
+            raise err(f"[{where}] needs better = \"higher\" or \"lower\" (which way the metric improves)",
+                      where)
+        better = table["better"]
+        if better not in REGRESSION_DIRECTIONS:
+            got = _toml_literal(better) if isinstance(better, bool | int | float | str) else _kind(better)
+            raise err(f"[{where}] better must be \"higher\" or \"lower\", got {got}", f"{where}.better")
+        tolerance = table.get("tolerance", 0)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
+            raise err(f"[{where}] tolerance must be a number >= 0 (in the metric's own unit), got "
+                      f"{_kind(tolerance)} {tolerance!r}", f"{where}.tolerance")
+        out[metric] = {"better": better, "tolerance": tolerance}
+    return out
 
 
 def _text_tables(value: Any, name: str, err: Any) -> dict[str, dict[str, str]]:
@@ -441,7 +488,7 @@ def _text_tables(value: Any, name: str, err: Any) -> dict[str, dict[str, str]]:
     for key, texts in value.items():
         where = f"{name}.{key}"
         if not _NAME_RE.match(key):
-            raise err(f"[{name}] name {key!r} must be an identifier (letters, digits, _)", where)
+            raise err(f"[{name}] name {excerpt(key)} must be an identifier (letters, digits, _)", where)
         if not isinstance(texts, dict) or "en" not in texts:
             raise err(f"[{where}] must be a table with at least en = \"...\"", where)
         fields_en = None
@@ -449,6 +496,10 @@ def _text_tables(value: Any, name: str, err: Any) -> dict[str, dict[str, str]]:
             if not _LANG_RE.match(lang) or not isinstance(text, str) or not text.strip():
                 raise err(f"[{where}] {lang} must be a language code with a non-empty text", f"{where}.{lang}")
             names = {m.group(1) for m in _PLACEHOLDER_RE.finditer(text)}
+            for m in _PLACEHOLDER_RE.finditer(text):
+                if m.group(2) and not _FORMAT_SPEC_RE.fullmatch(m.group(2)):
+                    raise err(f"[{where}] {lang}: {excerpt(m.group(0), 60)} has an unusual format spec; "
+                              "use a short one such as {n:.0%} or {n:,}", f"{where}.{lang}")
             if lang == "en":
                 fields_en = names
         for lang, text in texts.items():

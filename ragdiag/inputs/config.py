@@ -9,19 +9,29 @@ never live here: an Azure key is read from the environment variable the config n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError, RagdiagError
+from ragdiag.inputs.limits import excerpt, path_problem, short_path
 from ragdiag.inputs.tomlfile import TomlFile, check_keys
 
 TARGET_KINDS = ("sample", "local", "azure")  # the built-in kinds; plugins add more
+# Ranges of the [runner] and [budgets] values (checked at load, with file and line).
+MAX_CONCURRENCY = 64
+MAX_RETRIES = 20
+MAX_TIMEOUT_S = 3600.0
+MAX_BUDGET = 100_000_000
+MAX_TOKENS = 100_000_000
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
+_TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
 _AUDIT = ("name", "client", "system", "language")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "query_log", "client_code", "checklist", "entities")
-_RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries")
+_RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
 
@@ -90,6 +100,8 @@ class AuditConfig:
     cache: bool = True
     timeout_s: float = 30.0
     retries: int = 4
+    # the runner's circuit breaker opens after this many consecutive connection failures
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
     output_dir: Path | None = None
     budgets: Mapping[str, Any] = field(default_factory=dict)
 
@@ -126,7 +138,7 @@ def _target(tf: TomlFile, table: Mapping[str, Any], base: Path) -> TargetConfig:
 
 
 def load_config(path: str | Path) -> AuditConfig:
-    tf = TomlFile.load(path)
+    tf = TomlFile.load(path, what="audit config")
     base = Path(tf.path).resolve().parent
     d = tf.data
     check_keys(tf, "", d, _TOP)
@@ -153,26 +165,59 @@ def load_config(path: str | Path) -> AuditConfig:
     def string(t: Mapping[str, Any], tname: str, key: str, default: str | None = None) -> str | None:
         v = t.get(key, default)
         if v is not None and not isinstance(v, str):
-            raise tf.error(f"'{key}' must be a string, got {type(v).__name__}", tname, key)
+            raise tf.error(f"'{key}' must be a string, got {_kind(v)} {excerpt(v)}", tname, key)
         return v
 
-    def path_of(t: Mapping[str, Any], tname: str, key: str, must_exist: bool = True) -> Path | None:
+    def path_text(t: Mapping[str, Any], tname: str, key: str) -> str | None:
         v = string(t, tname, key)
         if v is None:
             return None
-        p = (base / v).resolve()
-        if must_exist and not p.exists():
-            raise tf.error(f"'{key}' points to {p}, which does not exist; fix the path "
-                           f"(relative to {base}) or remove the key", tname, key)
+        if not v.strip():
+            raise tf.error(f"'{key}' must name a file or folder; remove the key or give a path",
+                           tname, key)
+        problem = path_problem(v)
+        if problem:
+            raise tf.error(f"'{key}' {problem}", tname, key)
+        return v
+
+    def path_of(t: Mapping[str, Any], tname: str, key: str, must_exist: bool = True) -> Path | None:
+        v = path_text(t, tname, key)
+        if v is None:
+            return None
+        try:
+            p = (base / v).resolve()
+            exists = p.exists()
+        except (OSError, ValueError, RuntimeError) as exc:  # a path the OS refuses, a symlink loop
+            raise tf.error(f"'{key}' = {excerpt(v)} cannot be resolved: "
+                           f"{excerpt(getattr(exc, 'strerror', None) or str(exc))}", tname, key) from None
+        if must_exist and not exists:
+            raise tf.error(f"'{key}' points to {short_path(p)}, which does not exist; fix the "
+                           f"path (relative to {base}) or remove the key", tname, key)
         return p
 
-    def integer(t: Mapping[str, Any], tname: str, key: str, default: int | None, lo: int = 0) -> int | None:
+    def integer(t: Mapping[str, Any], tname: str, key: str, default: int | None, lo: int,
+                hi: int) -> int | None:
         v = t.get(key, default)
         if v is None:
             return None
-        if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-            raise tf.error(f"'{key}' must be an integer >= {lo}, got {v!r}", tname, key)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise tf.error(f"'{key}' must be an integer from {lo} to {hi:,}, got {_kind(v)} "
+                           f"{excerpt(v)}", tname, key)
         return v
+
+    def boolean(t: Mapping[str, Any], tname: str, key: str, default: bool) -> bool:
+        v = t.get(key, default)
+        if not isinstance(v, bool):
+            raise tf.error(f"'{key}' must be true or false, got {_kind(v)} {excerpt(v)}", tname, key)
+        return v
+
+    def seconds(t: Mapping[str, Any], tname: str, key: str, default: float) -> float:
+        v = t.get(key, default)
+        if (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v)
+                or not 0 < v <= MAX_TIMEOUT_S):
+            raise tf.error(f"'{key}' must be a number of seconds above 0 and at most "
+                           f"{MAX_TIMEOUT_S:g}, got {_kind(v)} {excerpt(v)}", tname, key)
+        return float(v)
 
     target = _target(tf, tgt, base) if tgt is not None else None
     identities_raw = d.get("identities", {})
@@ -180,20 +225,21 @@ def load_config(path: str | Path) -> AuditConfig:
         raise tf.error("[identities] must map user names to lists of groups", "", "identities")
     identities: dict[str, tuple[str, ...]] = {}
     for user, groups in identities_raw.items():
-        if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-            raise tf.error(f"identity '{user}' must be a list of group names, e.g. "
-                           f"\"{user}\" = [\"sales\"]", "identities", user)
+        if not user.strip():
+            raise tf.error("an identity needs a non-empty user name, e.g. \"anna\" = [\"sales\"]",
+                           "identities", user)
+        if not isinstance(groups, list) or not all(isinstance(g, str) and g.strip() for g in groups):
+            raise tf.error(f"identity {excerpt(user, 60)} must be a list of group names (non-empty "
+                           f"strings), e.g. [\"all-staff\", \"sales\"]; got {excerpt(groups)}", "identities", user)
         identities[user] = tuple(groups)
     language = string(audit, "audit", "language", "en") or "en"
     if language not in ("en", "de"):
-        raise tf.error(f"language must be 'en' or 'de', got {language!r}", "audit", "language")
-    out = string(output, "output", "dir")
-    cache = runner.get("cache", True)
-    if not isinstance(cache, bool):
-        raise tf.error("'cache' must be true or false", "runner", "cache")
-    timeout = runner.get("timeout_s", 30.0)
-    if not isinstance(timeout, int | float) or timeout <= 0:
-        raise tf.error("'timeout_s' must be a positive number", "runner", "timeout_s")
+        raise tf.error(f"language must be 'en' or 'de', got {excerpt(language)}", "audit", "language")
+    out = path_text(output, "output", "dir")
+    try:
+        output_dir = (base / out).resolve() if out else None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise tf.error(f"'dir' cannot be resolved: {excerpt(str(exc))}", "output", "dir") from None
     return AuditConfig(
         path=Path(tf.path).resolve(),
         name=string(audit, "audit", "name", "ragdiag audit") or "ragdiag audit",
@@ -209,11 +255,39 @@ def load_config(path: str | Path) -> AuditConfig:
         checklist=path_of(inputs, "inputs", "checklist"),
         entities=path_of(inputs, "inputs", "entities"),
         identities=identities,
-        budget=integer(runner, "runner", "budget", None, 1),
-        concurrency=integer(runner, "runner", "concurrency", 1, 1) or 1,
-        cache=cache,
-        timeout_s=float(timeout),
-        retries=integer(runner, "runner", "retries", 4, 0) or 0,
-        output_dir=(base / out).resolve() if out else None,
-        budgets=dict(budgets),
+        budget=integer(runner, "runner", "budget", None, 1, MAX_BUDGET),
+        concurrency=integer(runner, "runner", "concurrency", 1, 1, MAX_CONCURRENCY) or 1,
+        cache=boolean(runner, "runner", "cache", True),
+        timeout_s=seconds(runner, "runner", "timeout_s", 30.0),
+        retries=integer(runner, "runner", "retries", 4, 0, MAX_RETRIES) or 0,
+        max_consecutive_failures=integer(runner, "runner", "max_consecutive_failures",
+                                         DEFAULT_MAX_CONSECUTIVE_FAILURES, 1, 1000)
+        or DEFAULT_MAX_CONSECUTIVE_FAILURES,
+        output_dir=output_dir,
+        budgets=_budgets(tf, budgets),
     )
+
+
+def _kind(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
+            dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _budgets(tf: TomlFile, table: Mapping[str, Any]) -> dict[str, Any]:
+    """[budgets]: token counts are integers above 0; the answer reserve fits in the window."""
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        if key in _TOKEN_BUDGETS:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= MAX_TOKENS:
+                raise tf.error(f"'{key}' must be a whole number of tokens above 0 (at most "
+                               f"{MAX_TOKENS:,}), got {_kind(v)} {excerpt(v)}", "budgets", key)
+        elif key == "tokenizer" and (not isinstance(v, str) or not v.strip()):
+            raise tf.error(f"'tokenizer' must be a non-empty string, got {_kind(v)} {excerpt(v)}",
+                           "budgets", key)
+        out[key] = v
+    window, reserve = out.get("model_window_tokens"), out.get("answer_reserve_tokens")
+    if window is not None and reserve is not None and reserve >= window:
+        raise tf.error(f"'answer_reserve_tokens' ({reserve:,}) must be smaller than "
+                       f"'model_window_tokens' ({window:,}): nothing would be left for the context",
+                       "budgets", "answer_reserve_tokens")
+    return out

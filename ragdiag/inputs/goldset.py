@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fnmatch
 import html
-import json
 import os
 import re
 from collections import Counter
@@ -37,12 +36,14 @@ from typing import Any
 import yaml
 
 from ragdiag.errors import InputDataError
+from ragdiag.inputs import limits
 
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources",
                 "expect_answer_contains", "expect")
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
+_q = limits.excerpt
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,52 @@ class _LinedList(list):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings and sequences carry their source lines."""
+    """SafeLoader whose mappings and sequences carry their source lines, within the limits of
+    `ragdiag.inputs.limits`: nesting depth, expanded size (aliases included) and 64-bit
+    integers are checked while the document is composed and constructed, with the line."""
+
+    _path: str | None = None
+
+    def _error(self, message: str, mark: Any) -> InputDataError:
+        return InputDataError(message, path=self._path, line=mark.line + 1 if mark else None)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        depth = getattr(self, "_depth", 0) + 1
+        if depth > limits.MAX_DEPTH:
+            raise self._error(f"lists and mappings nest deeper than {limits.MAX_DEPTH} levels "
+                              "(ragdiag.inputs.limits.MAX_DEPTH)", self.peek_event().start_mark)
+        self._depth = depth
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth = depth - 1
+        sizes: dict[int, int] = self.__dict__.setdefault("_sizes", {})
+        if id(node) not in sizes:  # an alias repeats its anchor's whole size
+            if isinstance(node, yaml.ScalarNode):
+                n = 1
+            elif isinstance(node, yaml.SequenceNode):
+                n = 1 + sum(sizes.get(id(c), 1) for c in node.value)
+            else:
+                n = 1 + sum(sizes.get(id(k), 1) + sizes.get(id(v), 1) for k, v in node.value)
+            if n > limits.MAX_NODES:
+                raise self._error(f"this part of the file expands to more than {limits.MAX_NODES:,} "
+                                  "values (do YAML aliases repeat a large part of the file?)",
+                                  node.start_mark)
+            sizes[id(node)] = n
+        return node
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            value = super().construct_object(node, deep)
+        except (ValueError, OverflowError, TypeError) as exc:  # a bad date, an over-long integer
+            shown = f" {limits.excerpt(node.value)}" if isinstance(node, yaml.ScalarNode) else ""
+            raise self._error(f"cannot read the value{shown}: {limits.excerpt(str(exc))}",
+                              node.start_mark) from None
+        if isinstance(value, int) and not isinstance(value, bool) and not (
+                -limits.MAX_INT - 1 <= value <= limits.MAX_INT):
+            raise self._error(f"the integer {limits.excerpt(value, 40)} does not fit in 64 bits",
+                              node.start_mark)
+        return value
 
 
 def _construct_map(loader: _LineLoader, node: yaml.MappingNode):
@@ -224,12 +270,12 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode):
         try:
             hash(key)
         except TypeError:
-            raise InputDataError(f"a mapping key must be a plain value, got {key!r}",
+            raise InputDataError(f"a mapping key must be a plain value, got {limits.excerpt(key)}",
                                  path=getattr(loader, "_path", None), line=line) from None
         if key in data:
             raise InputDataError(
-                f"key {key!r} is given twice in one mapping (first on line {data.key_lines[key]})",
-                path=getattr(loader, "_path", None), line=line)
+                f"key {limits.excerpt(key, 60)} is given twice in one mapping (first on line "
+                f"{data.key_lines[key]})", path=getattr(loader, "_path", None), line=line)
         data[key] = loader.construct_object(value_node, deep=True)
         data.key_lines[key] = line
 
@@ -247,17 +293,44 @@ _LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
 def _yaml_load(text: str, path: str) -> Any:
-    loader = _LineLoader(text)
-    loader._path = path  # type: ignore[attr-defined]
+    deep = limits.flow_depth_line(text)
+    if deep is not None:
+        raise InputDataError(f"lists and mappings nest deeper than {limits.MAX_DEPTH} levels "
+                             "(ragdiag.inputs.limits.MAX_DEPTH)", path=path, line=deep)
     try:
-        return loader.get_single_data()
+        loader = _LineLoader(text)  # the reader refuses NUL and control characters right here
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputDataError(f"invalid YAML: {problem}", path=path, line=line) from None
+        raise InputDataError(f"invalid YAML: {_yaml_problem(exc)}", path=path,
+                             line=_yaml_line(exc, text)) from None
+    loader._path = path
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise InputDataError(f"invalid YAML: {_yaml_problem(exc)}", path=path,
+                             line=_yaml_line(exc, text)) from None
+    except RecursionError:
+        raise InputDataError(f"lists and mappings nest too deeply to read (the limit is "
+                             f"{limits.MAX_DEPTH} levels)", path=path) from None
     finally:
         loader.dispose()
+    bad = limits.lone_surrogate(text, data)
+    if bad is not None:
+        raise InputDataError(f"the string {limits.excerpt(bad, 60)} holds an unpaired UTF-16 "
+                             "surrogate escape (\\ud800-\\udfff), which is not text", path=path)
+    return data
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or str(exc)
+    return limits.excerpt(str(problem), 200).strip("'\"")
+
+
+def _yaml_line(exc: yaml.YAMLError, text: str) -> int | None:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is not None:
+        return mark.line + 1
+    position = getattr(exc, "position", None)  # a ReaderError: a character offset
+    return limits.line_at(text, position) if isinstance(position, int) else None
 
 
 # --------------------------------------------------------------------------- loading
@@ -277,20 +350,13 @@ def load_goldset(path: str | os.PathLike[str]) -> Goldset:
     suffix = p.suffix.lower()
     if suffix not in GOLDSET_SUFFIXES:
         raise InputDataError(
-            f"unsupported goldset file type {p.suffix or '(none)'!r}; expected one of "
+            f"unsupported goldset file type {_q(p.suffix or '(none)')}; expected one of "
             f"{', '.join(GOLDSET_SUFFIXES)} (TREC qrels: use load_trec_qrels)", path=spath)
-    text = _read_text(p, spath)
+    text = limits.read_text(p, what="goldset")
     raws: list[tuple[Any, int | None]] = []
     if suffix == ".jsonl":
-        for lineno, raw_line in enumerate(text.splitlines(), start=1):
-            if not raw_line.strip():
-                continue
-            try:
-                obj = json.loads(raw_line)
-            except json.JSONDecodeError as exc:
-                raise InputDataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                                     path=spath, line=lineno) from None
-            raws.append((obj, lineno))
+        for lineno, raw_line in _jsonl_lines(text, spath):
+            raws.append((limits.loads_json(raw_line, path=spath, line=lineno), lineno))
     else:
         data = _yaml_load(text, spath)
         if data is None:
@@ -311,22 +377,23 @@ def load_goldset(path: str | os.PathLike[str]) -> Goldset:
         if case.id in seen:
             first = seen[case.id]
             raise InputDataError(
-                f"duplicate case id {case.id!r}: first on line {first}, again on line {case.line}",
+                f"duplicate case id {_q(case.id)}: first on line {first}, again on line {case.line}",
                 path=spath, line=case.line)
         seen[case.id] = case.line
         cases.append(case)
     return Goldset(cases=tuple(cases), path=spath)
 
 
-def _read_text(p: Path, spath: str) -> str:
-    try:
-        return p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputDataError("file not found", path=spath) from None
-    except UnicodeDecodeError as exc:
-        raise InputDataError(f"not UTF-8 text: {exc}", path=spath) from None
-    except OSError as exc:
-        raise InputDataError(f"cannot read: {exc.strerror or exc}", path=spath) from None
+def _jsonl_lines(text: str, spath: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of the non-blank lines, each at most `MAX_LINE_CHARS` long."""
+    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        if len(raw_line) > limits.MAX_LINE_CHARS:
+            raise InputDataError(f"the line has {len(raw_line):,} characters; the limit is "
+                                 f"{limits.MAX_LINE_CHARS:,} (ragdiag.inputs.limits.MAX_LINE_CHARS)",
+                                 path=spath, line=lineno)
+        yield lineno, raw_line
 
 
 def _key_line(obj: Any, key: str, default: int | None) -> int | None:
@@ -343,13 +410,21 @@ def _item_line(seq: Any, index: int, default: int | None) -> int | None:
     return default
 
 
+def _kind(value: Any) -> str:
+    for t, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                    (list, "a list"), (Mapping, "a mapping")):
+        if isinstance(value, t):
+            return name
+    return type(value).__name__
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
     if not isinstance(raw, Mapping):
-        raise InputDataError(f"a goldset case must be a mapping, got {type(raw).__name__}: {raw!r}",
+        raise InputDataError(f"a goldset case must be a mapping, got {_kind(raw)}: {_q(raw)}",
                              path=path, line=line)
     line = getattr(raw, "line", None) or line
 
@@ -360,7 +435,7 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
     unknown = [k for k in raw if k not in ALLOWED_KEYS]
     if unknown:
         k = unknown[0]
-        raise err(f"unknown key {k!r} in a goldset case; allowed keys: {', '.join(ALLOWED_KEYS)}",
+        raise err(f"unknown key {_q(k)} in a goldset case; allowed keys: {', '.join(ALLOWED_KEYS)}",
                   key=k if isinstance(k, str) else None)
 
     case_id = raw.get("id")
@@ -369,42 +444,42 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
     if _is_int(case_id):
         case_id = str(case_id)
     if not isinstance(case_id, str) or not case_id.strip():
-        raise err(f"'id' must be a non-empty string, got {raw.get('id')!r}", key="id")
+        raise err(f"'id' must be a non-empty string, got {_q(raw.get('id'))}", key="id")
     case_id = case_id.strip()
 
     question = raw.get("question")
     if question is None:
-        raise err(f"case {case_id!r} needs a 'question'")
+        raise err(f"case {_q(case_id)} needs a 'question'")
     if not isinstance(question, str) or not question.strip():
-        raise err(f"case {case_id!r}: 'question' must be a non-empty string, got {question!r}",
+        raise err(f"case {_q(case_id)}: 'question' must be a non-empty string, got {_q(question)}",
                   key="question")
 
     intent = raw.get("intent", DEFAULT_INTENT)
     if intent is None:
         intent = DEFAULT_INTENT
     if not isinstance(intent, str) or not intent.strip():
-        raise err(f"case {case_id!r}: 'intent' must be a non-empty string, got {intent!r}",
+        raise err(f"case {_q(case_id)}: 'intent' must be a non-empty string, got {_q(intent)}",
                   key="intent")
 
     as_user = raw.get("as_user")
     if as_user is not None and (not isinstance(as_user, str) or not as_user.strip()):
-        raise err(f"case {case_id!r}: 'as_user' must be an identity name (a string), got {as_user!r}",
+        raise err(f"case {_q(case_id)}: 'as_user' must be an identity name (a string), got {_q(as_user)}",
                   key="as_user")
 
     refused = False
     if "expect" in raw:
         expect = raw["expect"]
         if expect != "refused":
-            raise err(f"case {case_id!r}: 'expect' may only be 'refused', got {expect!r}",
+            raise err(f"case {_q(case_id)}: 'expect' may only be 'refused', got {_q(expect)}",
                       key="expect")
         refused = True
 
     has_sources = "expect_sources" in raw and raw["expect_sources"] is not None
     if refused and has_sources:
-        raise err(f"case {case_id!r} has both 'expect: refused' and 'expect_sources'; "
+        raise err(f"case {_q(case_id)} has both 'expect: refused' and 'expect_sources'; "
                   "a refused question expects no sources: keep one of them", key="expect_sources")
     if not refused and not has_sources:
-        raise err(f"case {case_id!r} needs 'expect_sources' (the keys retrieval should find) "
+        raise err(f"case {_q(case_id)} needs 'expect_sources' (the keys retrieval should find) "
                   "or 'expect: refused'")
 
     sources: tuple[tuple[str, int], ...] = ()
@@ -418,8 +493,8 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
         if isinstance(contains_raw, str):
             contains_raw = [contains_raw]
         if not isinstance(contains_raw, list) or not all(isinstance(s, str) for s in contains_raw):
-            raise err(f"case {case_id!r}: 'expect_answer_contains' must be a string or a list of "
-                      f"strings, got {contains_raw!r}", key="expect_answer_contains")
+            raise err(f"case {_q(case_id)}: 'expect_answer_contains' must be a string or a list of "
+                      f"strings, got {_q(contains_raw)}", key="expect_answer_contains")
         contains = tuple(contains_raw)
 
     return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
@@ -433,11 +508,11 @@ def _parse_sources(value: Any, case_id: str, path: str, line: int | None
         value = [value]
     if not isinstance(value, list):
         raise InputDataError(
-            f"case {case_id!r}: 'expect_sources' must be a list of keys or {{key, grade}} "
+            f"case {_q(case_id)}: 'expect_sources' must be a list of keys or {{key, grade}} "
             f"mappings, got {type(value).__name__}", path=path, line=line)
     if not value:
         raise InputDataError(
-            f"case {case_id!r}: 'expect_sources' is empty; list the expected keys, or write "
+            f"case {_q(case_id)}: 'expect_sources' is empty; list the expected keys, or write "
             "'expect: refused' for a question the system must refuse", path=path, line=line)
     out: list[tuple[str, int]] = []
     first_line: dict[str, int | None] = {}
@@ -448,31 +523,31 @@ def _parse_sources(value: Any, case_id: str, path: str, line: int | None
             bad = [k for k in item if k not in SOURCE_KEYS]
             if bad:
                 raise InputDataError(
-                    f"case {case_id!r}: unknown key {bad[0]!r} in an expected source; allowed "
+                    f"case {_q(case_id)}: unknown key {_q(bad[0])} in an expected source; allowed "
                     f"keys: {', '.join(SOURCE_KEYS)}", path=path,
                     line=_key_line(item, bad[0], item_line))
             if "key" not in item:
-                raise InputDataError(f"case {case_id!r}: an expected source mapping needs a 'key'",
+                raise InputDataError(f"case {_q(case_id)}: an expected source mapping needs a 'key'",
                                      path=path, line=item_line)
             key = item["key"]
             grade = item.get("grade", 1)
             grade_line = _key_line(item, "grade", item_line)
             if not _is_int(grade) or grade < 1:
                 raise InputDataError(
-                    f"case {case_id!r}: grade of source {key!r} must be an integer >= 1, "
-                    f"got {grade!r}", path=path, line=grade_line)
+                    f"case {_q(case_id)}: grade of source {_q(key)} must be an integer >= 1, "
+                    f"got {_q(grade)}", path=path, line=grade_line)
         else:
             key = item
         if _is_int(key):
             key = str(key)
         if not isinstance(key, str) or not key.strip():
             raise InputDataError(
-                f"case {case_id!r}: an expected source key must be a non-empty string, got {key!r}",
+                f"case {_q(case_id)}: an expected source key must be a non-empty string, got {_q(key)}",
                 path=path, line=item_line)
         key = key.strip()
         if key in first_line:
             raise InputDataError(
-                f"case {case_id!r}: source {key!r} is listed twice (first on line "
+                f"case {_q(case_id)}: source {_q(key)} is listed twice (first on line "
                 f"{first_line[key]})", path=path, line=item_line)
         first_line[key] = item_line
         out.append((key, int(grade)))
@@ -499,23 +574,23 @@ def load_trec_qrels(qrels_path: str | os.PathLike[str],
     Every case has intent "unknown" and the path:line of its first judgment.
     """
     qpath = str(qrels_path)
-    text = _read_text(Path(qrels_path), qpath)
+    text = limits.read_text(qrels_path, what="TREC qrels file")
     judged: dict[str, dict[str, int]] = {}
     first_line: dict[str, int] = {}
-    for lineno, raw_line in enumerate(text.splitlines(), start=1):
+    for lineno, raw_line in _jsonl_lines(text, qpath):
         parts = raw_line.split()
-        if not parts:
-            continue
         if len(parts) != 4:
             raise InputDataError(
                 f"a qrels line needs 4 fields 'qid iter docno rel', got {len(parts)}: "
-                f"{raw_line.strip()!r}", path=qpath, line=lineno)
+                f"{_q(raw_line.strip())}", path=qpath, line=lineno)
         qid, _iteration, docno, rel_text = parts
         try:
-            rel = int(rel_text)
+            rel = int(rel_text) if len(rel_text) <= 19 else None
         except ValueError:
-            raise InputDataError(f"relevance must be an integer, got {rel_text!r}",
-                                 path=qpath, line=lineno) from None
+            rel = None
+        if rel is None or not -limits.MAX_INT - 1 <= rel <= limits.MAX_INT:
+            raise InputDataError(f"relevance must be an integer (64 bits), got {_q(rel_text)}",
+                                 path=qpath, line=lineno)
         if rel <= 0:
             continue
         docs = judged.setdefault(qid, {})
@@ -527,7 +602,8 @@ def load_trec_qrels(qrels_path: str | os.PathLike[str],
         topics = _load_topics(topics_path)
         for qid in judged:
             if qid not in topics:
-                raise InputDataError(f"query {qid!r} has judgments but no topic in {topics_path}",
+                raise InputDataError(f"query {_q(qid)} has judgments but no topic in "
+                                     f"{limits.short_path(topics_path)}",
                                      path=qpath, line=first_line[qid])
     if not judged:
         raise InputDataError("the qrels file has no positive judgments (rel >= 1)", path=qpath)
@@ -542,7 +618,7 @@ def load_trec_qrels(qrels_path: str | os.PathLike[str],
 
 def _load_topics(topics_path: str | os.PathLike[str]) -> dict[str, str]:
     tpath = str(topics_path)
-    text = _read_text(Path(topics_path), tpath)
+    text = limits.read_text(topics_path, what="TREC topics file")
     topics: dict[str, str] = {}
     topic_line: dict[str, int] = {}
     if re.search(r"<top>", text, re.I):
@@ -555,16 +631,14 @@ def _load_topics(topics_path: str | os.PathLike[str]) -> dict[str, str]:
             title = _TITLE_RE.search(block)
             qid = num.group(1).strip()
             if title is None or not " ".join(title.group(1).split()):
-                raise InputDataError(f"topic {qid!r} has no <title>", path=tpath, line=line)
+                raise InputDataError(f"topic {_q(qid)} has no <title>", path=tpath, line=line)
             if qid in topics:
-                raise InputDataError(f"topic {qid!r} is defined twice (first on line "
+                raise InputDataError(f"topic {_q(qid)} is defined twice (first on line "
                                      f"{topic_line[qid]})", path=tpath, line=line)
             topics[qid] = " ".join(title.group(1).split())
             topic_line[qid] = line
         return topics
-    for lineno, raw_line in enumerate(text.splitlines(), start=1):
-        if not raw_line.strip():
-            continue
+    for lineno, raw_line in _jsonl_lines(text, tpath):
         qid, sep, query = raw_line.partition("\t")
         if not sep or not qid.strip() or not query.strip():
             raise InputDataError("expected TREC <top> topics or 'qid<TAB>text' lines",

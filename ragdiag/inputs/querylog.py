@@ -13,17 +13,16 @@ because production logs vary.
 from __future__ import annotations
 
 import html
-import json
 import math
 import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import InputDataError
+from ragdiag.inputs import limits
 
 REQUIRED_KEYS = ("timestamp", "question", "route")
 _STR_KEYS = ("user", "session", "profile", "keyword_text", "vector_text", "semantic_text",
@@ -32,6 +31,7 @@ _INT_KEYS = ("top", "k", "results", "attempt")
 _NUM_KEYS = ("latency_ms", "classification_ms")
 KNOWN_KEYS = REQUIRED_KEYS + _STR_KEYS + _INT_KEYS + _NUM_KEYS + ("vector_fields",)
 TEXT_CHANNELS = ("keyword_text", "vector_text", "semantic_text")
+_q = limits.excerpt
 
 
 @dataclass(frozen=True)
@@ -246,23 +246,16 @@ def load_query_log(path: str | os.PathLike[str]) -> QueryLog:
     go to `extra`. An empty log is an error.
     """
     spath = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputDataError("file not found", path=spath) from None
-    except UnicodeDecodeError as exc:
-        raise InputDataError(f"not UTF-8 text: {exc}", path=spath) from None
-    except OSError as exc:
-        raise InputDataError(f"cannot read: {exc.strerror or exc}", path=spath) from None
+    text = limits.read_text(path, what="query log")
     entries = []
     for lineno, raw_line in enumerate(text.splitlines(), start=1):
         if not raw_line.strip():
             continue
-        try:
-            obj = json.loads(raw_line)
-        except json.JSONDecodeError as exc:
-            raise InputDataError(f"invalid JSON: {exc.msg} (column {exc.colno})",
-                                 path=spath, line=lineno) from None
+        if len(raw_line) > limits.MAX_LINE_CHARS:
+            raise InputDataError(f"the line has {len(raw_line):,} characters; the limit is "
+                                 f"{limits.MAX_LINE_CHARS:,} (ragdiag.inputs.limits.MAX_LINE_CHARS)",
+                                 path=spath, line=lineno)
+        obj = limits.loads_json(raw_line, path=spath, line=lineno)
         entries.append(parse_entry(obj, path=spath, line=lineno))
     if not entries:
         raise InputDataError("the query log contains no entries", path=spath)
@@ -284,19 +277,19 @@ def parse_entry(obj: Any, *, path: str | None = None, line: int | None = None) -
     for key in ("question", "route") + _STR_KEYS:
         v = obj.get(key)
         if v is not None and not isinstance(v, str):
-            raise err(f"{key!r} must be a string{'' if key in REQUIRED_KEYS else ' or null'}, "
-                      f"got {type(v).__name__} {v!r}")
+            raise err(f"{_q(key)} must be a string{'' if key in REQUIRED_KEYS else ' or null'}, "
+                      f"got {type(v).__name__} {_q(v)}")
         values[key] = v
     for key in _INT_KEYS:
         v = obj.get(key)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool)):
-            raise err(f"{key!r} must be an integer, got {type(v).__name__} {v!r}")
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise err(f"{_q(key)} must be an integer >= 0, got {type(v).__name__} {_q(v)}")
         values[key] = v
     for key in _NUM_KEYS:
         v = obj.get(key)
         if v is not None:
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v):
-                raise err(f"{key!r} must be a number, got {type(v).__name__} {v!r}")
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise err(f"{_q(key)} must be a number >= 0, got {type(v).__name__} {_q(v)}")
             v = float(v)
         values[key] = v
     vf = obj.get("vector_fields")
@@ -305,7 +298,7 @@ def parse_entry(obj: Any, *, path: str | None = None, line: int | None = None) -
             vf = [f.strip() for f in vf.split(",") if f.strip()]
         if not isinstance(vf, list) or not all(isinstance(f, str) for f in vf):
             raise err(f"'vector_fields' must be a list of field names or a comma-separated "
-                      f"string, got {vf!r}")
+                      f"string, got {_q(vf)}")
         vf = tuple(vf)
     values["vector_fields"] = vf
     extra = {k: v for k, v in obj.items() if k not in KNOWN_KEYS}
@@ -314,18 +307,18 @@ def parse_entry(obj: Any, *, path: str | None = None, line: int | None = None) -
 
 def _parse_timestamp(value: Any, err) -> datetime:
     if isinstance(value, bool):
-        raise err(f"unparseable timestamp {value!r}")
+        raise err(f"unparseable timestamp {_q(value)}")
     if isinstance(value, int | float):
         try:
             return datetime.fromtimestamp(value, tz=UTC)
         except (OverflowError, OSError, ValueError):
-            raise err(f"unparseable timestamp {value!r} (epoch seconds out of range)") from None
+            raise err(f"unparseable timestamp {_q(value)} (epoch seconds out of range)") from None
     if not isinstance(value, str):
-        raise err(f"unparseable timestamp {value!r}; expected ISO 8601 text")
+        raise err(f"unparseable timestamp {_q(value)}; expected ISO 8601 text")
     try:
         ts = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise err(f"unparseable timestamp {value!r}; expected ISO 8601 such as "
+        raise err(f"unparseable timestamp {_q(value)}; expected ISO 8601 such as "
                   "2026-05-04T09:12:33Z") from None
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=UTC)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -53,6 +52,40 @@ def _split_dotted(text: str) -> tuple[str, ...] | None:
         pos += 1
 
 
+_PART = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)[ \t]*""")
+
+
+def parse_header(line: str) -> tuple[bool, tuple[str, ...]] | None:
+    """(is an array of tables, dotted parts) of a `[table]` / `[[table]]` line, else None.
+
+    Hand-written rather than one regex: `^\\s*\\[(.+?)\\s*\\]` backtracks quadratically on a
+    header padded with many spaces, which valid TOML allows.
+    """
+    s = line.lstrip()
+    if not s.startswith("["):
+        return None
+    double = s.startswith("[[")
+    pos = 2 if double else 1
+    parts: list[str] = []
+    while True:
+        m = _PART.match(s, pos)
+        if not m:
+            return None
+        parts.append(_unquote(m.group(1)))
+        pos = m.end()
+        if s.startswith(".", pos):
+            pos += 1
+            continue
+        break
+    close = "]]" if double else "]"
+    if not s.startswith(close, pos):
+        return None
+    tail = s[pos + len(close):].strip()
+    if tail and not tail.startswith("#"):
+        return None
+    return double, tuple(parts)
+
+
 def _bracket_delta(value: str) -> int:
     bare = _STRINGS.sub("", value).split("#", 1)[0]
     return bare.count("[") + bare.count("{") - bare.count("]") - bare.count("}")
@@ -68,7 +101,6 @@ class TomlLocator:
         current: tuple[Any, ...] = ()
         multiline: str | None = None
         depth = 0
-        header = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*(\]\]?)\s*(?:#.*)?$")
         for lineno, line in enumerate(text.splitlines(), 1):
             if multiline:
                 if line.count(multiline) % 2 == 1:
@@ -77,19 +109,18 @@ class TomlLocator:
             if depth > 0:
                 depth = max(0, depth + _bracket_delta(line))
                 continue
-            m = header.match(line)
-            if m and m.group(1) == "[" * len(m.group(3)):
-                parts = _split_dotted(m.group(2))
-                if parts is not None:
-                    if m.group(1) == "[[":
-                        n = counts.get(parts, 0)
-                        counts[parts] = n + 1
-                        current = (*parts, n)
-                    else:
-                        current = parts
-                    self.headers.setdefault(current, lineno)
-                    self.keys.setdefault(current, {})
-                    continue
+            h = parse_header(line) if line.lstrip().startswith("[") else None
+            if h is not None:
+                double, parts = h
+                if double:
+                    n = counts.get(parts, 0)
+                    counts[parts] = n + 1
+                    current = (*parts, n)
+                else:
+                    current = parts
+                self.headers.setdefault(current, lineno)
+                self.keys.setdefault(current, {})
+                continue
             k = _KEY_RE.match(line)
             if not k:
                 continue
@@ -136,21 +167,14 @@ class TomlFile:
     data: Mapping[str, Any]
 
     @classmethod
-    def load(cls, path: str | Path) -> TomlFile:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError as exc:
-            raise ConfigError("file not found", path=str(p)) from exc
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"not UTF-8 text: {exc}", path=str(p)) from exc
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            m = re.search(r"line (\d+)", str(exc))
-            raise ConfigError(f"TOML syntax error: {exc}", path=str(p),
-                              line=int(m.group(1)) if m else None) from exc
-        return cls(str(p), text, data)
+    def load(cls, path: str | Path, *, what: str = "TOML file") -> TomlFile:
+        """Read and parse `path`; every problem (not found, too large, not UTF-8, a syntax
+        error, nesting or numbers beyond `ragdiag.inputs.limits`) is a ConfigError with
+        the file and, where known, the line."""
+        from ragdiag.inputs.limits import read_text, toml_loads
+
+        text = read_text(path, what=what, error=ConfigError)
+        return cls(str(path), text, toml_loads(text, path=str(path), error=ConfigError))
 
     @cached_property
     def locator(self) -> TomlLocator:
@@ -174,8 +198,10 @@ class TomlFile:
 def check_keys(tf: TomlFile, table: str, data: Mapping[str, Any], allowed: Sequence[str],
                occurrence: int = 0) -> None:
     """Raise a ConfigError for the first unknown key, listing the allowed ones."""
+    from ragdiag.inputs.limits import excerpt
+
     for k in data:
         if k not in allowed:
             where = f"[{table}]" if table else "the top level"
-            raise tf.error(f"unknown key '{k}' in {where}; allowed: {', '.join(allowed)}", table, k,
-                           occurrence)
+            raise tf.error(f"unknown key {excerpt(k, 60)} in {where}; allowed: {', '.join(allowed)}",
+                           table, k, occurrence)

@@ -55,6 +55,17 @@ class VectorQuery:
     def kind(self) -> str:
         return "text" if self.text is not None else "vector"
 
+    @functools.cached_property
+    def array(self) -> Any:
+        """`vector` as a read-only float32 numpy array (None for a text query), computed once."""
+        if self.vector is None:
+            return None
+        import numpy as np
+
+        arr = np.asarray(self.vector, dtype=np.float32)
+        arr.flags.writeable = False
+        return arr
+
     def to_dict(self) -> dict[str, Any]:
         return _to_dict(self)
 

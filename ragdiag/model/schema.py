@@ -8,13 +8,15 @@ shape (camelCase) so a schema file is a real Azure index definition.
 
 from __future__ import annotations
 
-import json
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError
+from ragdiag.inputs.limits import excerpt
 
 STRING = "Edm.String"
 INT32 = "Edm.Int32"
@@ -262,79 +264,202 @@ class IndexSchema:
         return out
 
     @classmethod
-    def from_azure(cls, data: Mapping[str, Any]) -> IndexSchema:
-        """Map an Azure index definition (REST JSON) onto the schema model."""
-        try:
-            fields = []
-            for d in data["fields"]:
-                retrievable = d.get("retrievable")
-                if retrievable is None:
-                    retrievable = not d.get("hidden", False)
-                fields.append(Field(
-                    name=d["name"],
-                    type=d["type"],
-                    key=bool(d.get("key", False)),
-                    searchable=bool(d.get("searchable", False)),
-                    filterable=bool(d.get("filterable", False)),
-                    retrievable=bool(retrievable),
-                    sortable=bool(d.get("sortable", False)),
-                    facetable=bool(d.get("facetable", False)),
-                    dimensions=d.get("dimensions"),
-                    vector_profile=d.get("vectorSearchProfile"),
-                    analyzer=d.get("analyzer"),
-                    permission_filter=d.get("permissionFilter"),
-                ))
-            profiles = tuple(_profile_from_azure(p) for p in data.get("scoringProfiles") or ())
-            sem = data.get("semantic") or {}
-            configs = []
-            for c in sem.get("configurations") or ():
-                pf = c.get("prioritizedFields") or {}
-                title = (pf.get("titleField") or {}).get("fieldName")
-                configs.append(SemanticConfiguration(
-                    name=c["name"],
-                    title_field=title,
-                    content_fields=tuple(x["fieldName"] for x in pf.get("prioritizedContentFields") or ()),
-                    keywords_fields=tuple(x["fieldName"] for x in pf.get("prioritizedKeywordsFields") or ()),
-                    ranking_order=c.get("rankingOrder") or "BoostedRerankerScore",
-                ))
-            vs = data.get("vectorSearch") or {}
-            algos = {a["name"]: a for a in vs.get("algorithms") or ()}
-            vprofiles = []
-            for p in vs.get("profiles") or ():
-                a = algos.get(p.get("algorithm"), {})
-                params = a.get("hnswParameters") or a.get("exhaustiveKnnParameters") or {}
-                vprofiles.append(VectorSearchProfile(
-                    name=p["name"], algorithm=p.get("algorithm", ""), kind=a.get("kind", "hnsw"),
-                    metric=params.get("metric", "cosine"), m=params.get("m", 4),
-                    ef_construction=params.get("efConstruction", 400),
-                    ef_search=params.get("efSearch", 500),
-                ))
-            return cls(
-                name=data["name"],
-                fields=tuple(fields),
-                semantic_configurations=tuple(configs),
-                default_semantic_configuration=sem.get("defaultConfiguration"),
-                scoring_profiles=profiles,
-                default_scoring_profile=data.get("defaultScoringProfile"),
-                vector_profiles=tuple(vprofiles),
-                permission_filter_option=data.get("permissionFilterOption"),
-            )
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(
-                f"not an Azure index definition: missing or malformed {exc}; expected "
-                "{'name': ..., 'fields': [{'name': ..., 'type': ...}, ...]}"
-            ) from exc
+    def from_azure(cls, data: Mapping[str, Any], *, path: str | None = None) -> IndexSchema:
+        """Map an Azure index definition (REST JSON) onto the schema model.
+
+        Every value is type-checked: a malformed definition (from a file or from the
+        service) is a ConfigError naming the JSON path of the value (and, for a file
+        read by `load`, its line), never a KeyError or TypeError.
+        """
+        r = _AzureReader(path)
+        top = r.mapping(data, "the index definition")
+        fields = []
+        seen: dict[str, str] = {}
+        for i, d in enumerate(r.array(top, "fields", "the index definition", required=True)):
+            where = f"fields[{i}]"
+            d = r.mapping(d, where, parent=top)
+            name = r.string(d, "name", where, required=True)
+            where = f"fields[{i}] ({excerpt(name, 40)})"
+            if name in seen:
+                raise r.error(f"{where}: the field name is used twice (also by {seen[name]})", d)
+            seen[name] = f"fields[{i}]"
+            ftype = r.string(d, "type", where, required=True)
+            if not _TYPE_RE.fullmatch(ftype):
+                raise r.error(f"{where}: 'type' must be an Edm type such as \"Edm.String\" or "
+                              f"\"Collection(Edm.Single)\", got {excerpt(ftype)}", d)
+            retrievable = r.boolean(d, "retrievable", where)
+            if retrievable is None:
+                retrievable = not r.boolean(d, "hidden", where, False)
+            dimensions = r.integer(d, "dimensions", where, 1, 65536)
+            if ftype == VECTOR and dimensions is None:
+                raise r.error(f"{where}: a vector field (Collection(Edm.Single)) needs 'dimensions'", d)
+            fields.append(Field(
+                name=name, type=ftype,
+                key=r.boolean(d, "key", where, False),
+                searchable=r.boolean(d, "searchable", where, False),
+                filterable=r.boolean(d, "filterable", where, False),
+                retrievable=bool(retrievable),
+                sortable=r.boolean(d, "sortable", where, False),
+                facetable=r.boolean(d, "facetable", where, False),
+                dimensions=dimensions,
+                vector_profile=r.string(d, "vectorSearchProfile", where),
+                analyzer=r.string(d, "analyzer", where),
+                permission_filter=r.string(d, "permissionFilter", where),
+            ))
+        keys = [f.name for f in fields if f.key]
+        if len(keys) > 1:
+            raise r.error(f"the index definition has {len(keys)} key fields "
+                          f"({excerpt(', '.join(keys), 80)}); an index has exactly one", top)
+        profiles = tuple(_profile_from_azure(r.mapping(p, f"scoringProfiles[{i}]", parent=top), r,
+                                             f"scoringProfiles[{i}]")
+                         for i, p in enumerate(r.array(top, "scoringProfiles", "the index definition")))
+        sem = r.mapping(top.get("semantic") or {}, "semantic", parent=top)
+        configs = []
+        for i, c in enumerate(r.array(sem, "configurations", "semantic")):
+            where = f"semantic.configurations[{i}]"
+            c = r.mapping(c, where, parent=sem)
+            pf = r.mapping(c.get("prioritizedFields") or {}, f"{where}.prioritizedFields", parent=c)
+            title = pf.get("titleField")
+            title_name = (r.string(r.mapping(title, f"{where}.prioritizedFields.titleField", parent=pf),
+                                   "fieldName", f"{where}.prioritizedFields.titleField")
+                          if title is not None else None)
+
+            def names(key: str, pf: Mapping[str, Any] = pf, where: str = where) -> tuple[str, ...]:
+                items = r.array(pf, key, f"{where}.prioritizedFields")
+                return tuple(r.string(r.mapping(x, f"{where}.prioritizedFields.{key}[{j}]", parent=pf),
+                                      "fieldName", f"{where}.prioritizedFields.{key}[{j}]", required=True)
+                             for j, x in enumerate(items))
+
+            configs.append(SemanticConfiguration(
+                name=r.string(c, "name", where, required=True),
+                title_field=title_name,
+                content_fields=names("prioritizedContentFields"),
+                keywords_fields=names("prioritizedKeywordsFields"),
+                ranking_order=r.string(c, "rankingOrder", where) or "BoostedRerankerScore",
+            ))
+        vs = r.mapping(top.get("vectorSearch") or {}, "vectorSearch", parent=top)
+        algos: dict[str, Mapping[str, Any]] = {}
+        for i, a in enumerate(r.array(vs, "algorithms", "vectorSearch")):
+            a = r.mapping(a, f"vectorSearch.algorithms[{i}]", parent=vs)
+            algos[r.string(a, "name", f"vectorSearch.algorithms[{i}]", required=True)] = a
+        vprofiles = []
+        for i, p in enumerate(r.array(vs, "profiles", "vectorSearch")):
+            where = f"vectorSearch.profiles[{i}]"
+            p = r.mapping(p, where, parent=vs)
+            algorithm = r.string(p, "algorithm", where) or ""
+            a = algos.get(algorithm, {})
+            params_key = "hnswParameters" if a.get("hnswParameters") else "exhaustiveKnnParameters"
+            params = r.mapping(a.get(params_key) or {}, f"vectorSearch.algorithms[{algorithm}].{params_key}",
+                               parent=a)
+            pwhere = f"the parameters of algorithm {excerpt(algorithm, 40)}"
+            vprofiles.append(VectorSearchProfile(
+                name=r.string(p, "name", where, required=True), algorithm=algorithm,
+                kind=r.string(a, "kind", pwhere) or "hnsw",
+                metric=r.string(params, "metric", pwhere) or "cosine",
+                m=r.integer(params, "m", pwhere, 1, 1_000_000, 4),
+                ef_construction=r.integer(params, "efConstruction", pwhere, 1, 1_000_000_000, 400),
+                ef_search=r.integer(params, "efSearch", pwhere, 1, 1_000_000_000, 500),
+            ))
+        return cls(
+            name=r.string(top, "name", "the index definition", required=True),
+            fields=tuple(fields),
+            semantic_configurations=tuple(configs),
+            default_semantic_configuration=r.string(sem, "defaultConfiguration", "semantic"),
+            scoring_profiles=profiles,
+            default_scoring_profile=r.string(top, "defaultScoringProfile", "the index definition"),
+            vector_profiles=tuple(vprofiles),
+            permission_filter_option=r.string(top, "permissionFilterOption", "the index definition"),
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> IndexSchema:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ConfigError("index definition file not found", path=str(path)) from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
-        return cls.from_azure(data)
+        """Read an index definition file (Azure's REST JSON); errors name the file and line."""
+        from ragdiag.inputs.limits import loads_json_lined, read_text
+
+        text = read_text(path, what="index definition", error=ConfigError)
+        data = loads_json_lined(text, path=str(path), what="the index definition", error=ConfigError)
+        return cls.from_azure(data, path=str(path))
+
+
+_TYPE_RE = re.compile(r"(Collection\()?Edm\.[A-Za-z][A-Za-z0-9]*\)?")
+
+
+class _AzureReader:
+    """Typed access to an index definition's values; errors carry the JSON path and line."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def error(self, message: str, obj: Any) -> ConfigError:
+        if self.path is None:
+            message = f"not a valid Azure index definition: {message}"
+        return ConfigError(message, path=self.path, line=getattr(obj, "line", None))
+
+    def mapping(self, value: Any, where: str, parent: Any = None) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.error(f"{where} must be an object, got {_kind(value)} {excerpt(value)}; "
+                             "expected {\"name\": ..., \"fields\": [{\"name\": ..., \"type\": ...}]}",
+                             value if hasattr(value, "line") else parent)
+        return value
+
+    def array(self, obj: Mapping[str, Any], key: str, where: str, required: bool = False) -> list[Any]:
+        value = obj.get(key)
+        if value is None:
+            if required:
+                raise self.error(f"{where} needs '{key}', a list", obj)
+            return []
+        if not isinstance(value, list | tuple):
+            raise self.error(f"{where}: '{key}' must be a list, got {_kind(value)} {excerpt(value)}", obj)
+        return list(value)
+
+    def string(self, obj: Mapping[str, Any], key: str, where: str, required: bool = False) -> Any:
+        value = obj.get(key)
+        if value is None:
+            if required:
+                raise self.error(f"{where} needs '{key}', a non-empty string", obj)
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.error(f"{where}: '{key}' must be a{' non-empty' if required else ''} string, "
+                             f"got {_kind(value)} {excerpt(value)}", obj)
+        return value
+
+    def boolean(self, obj: Mapping[str, Any], key: str, where: str, default: bool | None = None) -> Any:
+        value = obj.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.error(f"{where}: '{key}' must be true or false, got {_kind(value)} "
+                             f"{excerpt(value)}", obj)
+        return value
+
+    def integer(self, obj: Mapping[str, Any], key: str, where: str, lo: int, hi: int,
+                default: int | None = None) -> Any:
+        value = obj.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise self.error(f"{where}: '{key}' must be an integer from {lo} to {hi:,}, got "
+                             f"{_kind(value)} {excerpt(value)}", obj)
+        return value
+
+    def number(self, obj: Mapping[str, Any], key: str, where: str, required: bool = False) -> Any:
+        value = obj.get(key)
+        if value is None:
+            if required:
+                raise self.error(f"{where} needs '{key}', a number", obj)
+            return None
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            raise self.error(f"{where}: '{key}' must be a finite number, got {_kind(value)} "
+                             f"{excerpt(value)}", obj)
+        return value
+
+
+def _kind(value: Any) -> str:
+    for t, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+                    (list, "a list"), (Mapping, "an object")):
+        if isinstance(value, t):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def _looks_like_acl(name: str) -> bool:
@@ -363,26 +488,38 @@ def _profile_to_azure(p: ScoringProfile) -> dict[str, Any]:
     return out
 
 
-def _profile_from_azure(d: Mapping[str, Any]) -> ScoringProfile:
+def _profile_from_azure(d: Mapping[str, Any], r: _AzureReader | None = None,
+                        where: str = "scoringProfiles[]") -> ScoringProfile:
+    r = r or _AzureReader(None)
+    name = r.string(d, "name", where, required=True)
+    where = f"scoring profile {excerpt(name, 40)}"
     funcs = []
-    for f in d.get("functions") or ():
-        mag = f.get("magnitude") or {}
-        fr = f.get("freshness") or {}
-        tag = f.get("tag") or {}
+    for i, f in enumerate(r.array(d, "functions", where)):
+        fwhere = f"{where}, functions[{i}]"
+        f = r.mapping(f, fwhere, parent=d)
+        mag = r.mapping(f.get("magnitude") or {}, f"{fwhere}.magnitude", parent=f)
+        fr = r.mapping(f.get("freshness") or {}, f"{fwhere}.freshness", parent=f)
+        tag = r.mapping(f.get("tag") or {}, f"{fwhere}.tag", parent=f)
         funcs.append(ScoringFunction(
-            type=f["type"], field_name=f["fieldName"], boost=float(f["boost"]),
-            interpolation=f.get("interpolation", "linear"),
-            boosting_range_start=mag.get("boostingRangeStart"),
-            boosting_range_end=mag.get("boostingRangeEnd"),
-            constant_boost_beyond_range=bool(mag.get("constantBoostBeyondRange", False)),
-            boosting_duration=fr.get("boostingDuration"),
-            tags_parameter=tag.get("tagsParameter"),
+            type=r.string(f, "type", fwhere, required=True),
+            field_name=r.string(f, "fieldName", fwhere, required=True),
+            boost=float(r.number(f, "boost", fwhere, required=True)),
+            interpolation=r.string(f, "interpolation", fwhere) or "linear",
+            boosting_range_start=r.number(mag, "boostingRangeStart", f"{fwhere}.magnitude"),
+            boosting_range_end=r.number(mag, "boostingRangeEnd", f"{fwhere}.magnitude"),
+            constant_boost_beyond_range=r.boolean(mag, "constantBoostBeyondRange", f"{fwhere}.magnitude",
+                                                  False),
+            boosting_duration=r.string(fr, "boostingDuration", f"{fwhere}.freshness"),
+            tags_parameter=r.string(tag, "tagsParameter", f"{fwhere}.tag"),
         ))
+    text = r.mapping(d.get("text") or {}, f"{where}.text", parent=d)
+    weights = r.mapping(text.get("weights") or {}, f"{where}.text.weights", parent=text)
     return ScoringProfile(
-        name=d["name"],
-        text_weights=dict((d.get("text") or {}).get("weights") or {}),
+        name=name,
+        text_weights={str(k): float(r.number(weights, k, f"{where}.text.weights", required=True))
+                      for k in weights},
         functions=tuple(funcs),
-        function_aggregation=d.get("functionAggregation", "sum"),
+        function_aggregation=r.string(d, "functionAggregation", where) or "sum",
     )
 
 

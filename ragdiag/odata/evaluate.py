@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any
 
 from ragdiag.errors import FilterError
+from ragdiag.inputs.limits import excerpt
 from ragdiag.odata.ast import (
     And,
     BoolLiteral,
@@ -61,8 +62,8 @@ def compile_filter(expr: Expr | str) -> Predicate:
         except FilterError:
             raise
         except Exception as exc:  # a safety net: odd values must not escape as random errors
-            raise FilterError(f"cannot evaluate filter '{expr}' on this record: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            raise FilterError(f"cannot evaluate filter {excerpt(str(expr))} on this record: "
+                              f"{type(exc).__name__}: {excerpt(str(exc))}") from exc
 
     return run
 

@@ -33,6 +33,8 @@ from ragdiag.odata.ast import (
 
 MAX_DEPTH = 100
 """Deepest nesting of parentheses / `not` / lambdas accepted (guards the recursion)."""
+MAX_NUMBER_CHARS = 400
+"""Longest number literal accepted (Python refuses integers of more than 4,300 digits)."""
 
 KEYWORDS = frozenset({"and", "or", "not", "true", "false", "null", *COMPARISON_OPS})
 UNSUPPORTED_FUNCTIONS = frozenset({
@@ -104,6 +106,9 @@ def tokenize(text: str) -> list[Token]:
         if kind == "str":
             tokens.append(Token("str", raw[1:-1].replace("''", "'"), pos, raw))
         elif kind == "num":
+            if len(raw) > MAX_NUMBER_CHARS:
+                raise FilterError(f"a number literal of {len(raw):,} characters; the limit is "
+                                  f"{MAX_NUMBER_CHARS}", text=text, position=pos)
             tokens.append(Token("num", _number(m, raw), pos, raw))
         elif kind == "dt":
             tokens.append(Token("dt", _datetime(m, raw, text, pos), pos, raw))

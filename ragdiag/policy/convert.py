@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from typing import Any
 
 from ragdiag import odata
 from ragdiag.errors import ConfigError, FilterError
+from ragdiag.inputs.limits import MAX_EXCERPT, excerpt
 
 TEMPLATE_FIELDS = ("entities",)
 
@@ -31,8 +33,12 @@ def _describe(v: Any) -> str:
              (list, "an array"), (tuple, "an array"), (dict, "a table"))
     for t, name in kinds:
         if isinstance(v, t):
-            return f"{name} ({json.dumps(v, default=str)})"
-    return f"{type(v).__name__} ({v!r})"
+            try:
+                shown = json.dumps(v, default=str)
+            except (ValueError, TypeError, RecursionError):
+                shown = excerpt(v)
+            return f"{name} ({excerpt(shown).strip(chr(39)) if len(shown) > MAX_EXCERPT else shown})"
+    return f"{type(v).__name__} ({excerpt(v)})"
 
 
 def _str(v: Any) -> str:
@@ -49,7 +55,7 @@ def _enum(choices: tuple[str, ...]) -> Callable[[Any], str]:
     def conv(v: Any) -> str:
         s = _str(v)
         if s not in choices:
-            raise _Invalid(f"must be one of {', '.join(choices)}; got {s!r}")
+            raise _Invalid(f"must be one of {', '.join(choices)}; got {excerpt(s)}")
         return s
     return conv
 
@@ -93,6 +99,8 @@ def _weight(v: Any) -> float:
         raise _Invalid(f"must be a number, got {_describe(v)}")
     if not v > 0:
         raise _Invalid(f"must be > 0, got {v}")
+    if not math.isfinite(v):
+        raise _Invalid(f"must be a finite number, got {v}")
     return float(v)
 
 
@@ -110,13 +118,13 @@ def _template_fields(template: str) -> list[str]:
     try:
         parsed = list(string.Formatter().parse(template))
     except ValueError as exc:
-        raise _Invalid(f"template {template!r} is malformed: {exc}") from exc
+        raise _Invalid(f"template {excerpt(template)} is malformed: {exc}") from exc
     out = []
     for _, name, spec, conversion in parsed:
         if name is None:
             continue
         if name not in TEMPLATE_FIELDS or spec or conversion:
-            raise _Invalid(f"template {template!r} uses {{{name}}}; available placeholders: "
+            raise _Invalid(f"template {excerpt(template)} uses {{{excerpt(name, 40)}}}; available placeholders: "
                            + ", ".join(f"{{{n}}}" for n in TEMPLATE_FIELDS))
         out.append(name)
     return out
@@ -127,7 +135,7 @@ def _templates(v: Any) -> tuple[str, ...]:
         raise _Invalid(f'must be an array of strings, e.g. ["entities-{{entities}}"]; got {_describe(v)}')
     for t in v:
         if not _TEMPLATE_NAME.match(t):
-            raise _Invalid(f"template {t!r} must look like 'name-value', e.g. 'entities-{{entities}}'")
+            raise _Invalid(f"template {excerpt(t)} must look like 'name-value', e.g. 'entities-{{entities}}'")
         _template_fields(t)
     return tuple(v)
 

@@ -30,13 +30,12 @@ string inherited from `[defaults]` (`filter = ""`).
 from __future__ import annotations
 
 import dataclasses
-import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError
+from ragdiag.inputs.limits import excerpt, read_text, toml_loads
 from ragdiag.inputs.tomlfile import TomlLocator
 from ragdiag.policy.convert import _describe, _Invalid, _str
 from ragdiag.policy.policy import (
@@ -63,27 +62,14 @@ _TOP_KEYS = ("policy", "routes", "defaults", "profiles")
 def load_policy(path: str | Path) -> Policy:
     """Read and check a policy file; errors are ConfigErrors naming file, line and key."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError("profiles file not found", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the profiles file: {exc}", path=str(path)) from None
+    text = read_text(path, what="profiles file", error=ConfigError)
     return loads_policy(text, path=str(path), default_name=p.stem)
 
 
 def loads_policy(text: str, *, path: str | None = None, default_name: str = "policy") -> Policy:
     """Like `load_policy` for TOML text; `path` only names the source in messages."""
     where = path or "<string>"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = re.search(r"at line (\d+)", msg)
-        line = int(m.group(1)) if m else getattr(exc, "lineno", None)
-        if line is None and "end of document" in msg:
-            line = max(1, len(text.splitlines()))
-        raise ConfigError(f"TOML syntax error: {msg}", path=where, line=line) from None
+    data = toml_loads(text, path=where, error=ConfigError)
     return _Loader(text, where).policy(data, path, default_name)
 
 
@@ -107,7 +93,7 @@ class _Loader:
     def unknown(self, data: Mapping[str, Any], allowed: Sequence[str], table: tuple[Any, ...]) -> None:
         for key in data:
             if key not in allowed:
-                raise self.fail(f"unknown key '{key}' in {_table_name(table)}; allowed keys: "
+                raise self.fail(f"unknown key {excerpt(key, 60)} in {_table_name(table)}; allowed keys: "
                                 f"{', '.join(allowed)}", table, key)
 
     def convert(self, conv: Callable[[Any], Any], value: Any, table: tuple[Any, ...], key: str) -> Any:
@@ -126,7 +112,7 @@ class _Loader:
                                       ("policy",), "security_field")
         if not _FIELD_PATH.fullmatch(security_field):
             raise self.fail(f"'security_field' in [policy] must be a field name such as "
-                            f"'group_ids', got {security_field!r}", ("policy",), "security_field")
+                            f"'group_ids', got {excerpt(security_field)}", ("policy",), "security_field")
 
         defaults = self.profile_values(self.table(data.get("defaults", {}), (), "defaults"),
                                        ("defaults",))
@@ -204,9 +190,10 @@ _PROFILE_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fiel
 def _table_name(table: tuple[Any, ...]) -> str:
     if not table:
         return "the top level"
-    if isinstance(table[-1], int):
-        return f"[[{'.'.join(map(str, table[:-1]))}]] #{table[-1] + 1}"
-    return f"[{'.'.join(map(str, table))}]"
+    parts = [p if isinstance(p, int) or len(str(p)) <= 60 else excerpt(str(p), 60) for p in table]
+    if isinstance(parts[-1], int):
+        return f"[[{'.'.join(map(str, parts[:-1]))}]] #{parts[-1] + 1}"
+    return f"[{'.'.join(map(str, parts))}]"
 
 
 __all__ = ["load_policy", "loads_policy"]

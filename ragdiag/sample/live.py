@@ -29,7 +29,7 @@ from ragdiag.inputs.config import load_config
 # A preview API version: AzureTarget sends maxTextRecallSize, filterOverride, queryRewrites
 # and queryLanguage only when the version contains "preview" (GA versions count them unsent).
 PREVIEW_API_VERSION = "2025-11-01-preview"
-RUNNER_KEYS = ("concurrency", "retries", "budget", "timeout_s", "cache")
+RUNNER_KEYS = ("concurrency", "retries", "budget", "timeout_s", "cache", "max_consecutive_failures")
 _INPUT_KEYS = ("profiles", "compare_profiles", "goldset", "query_log", "entities", "client_code",
                "checklist")
 
@@ -65,7 +65,7 @@ def emulated_config(base_config: str | Path, endpoint: str, index: str, api_key_
     Copies [audit], [inputs] (as absolute paths), [identities] and [budgets]; sets
     [target] kind = "azure", endpoint, index, api_key_env (the variable's name, never
     its value) and api_version; [runner] takes `runner` keyword arguments
-    (concurrency, retries, budget, timeout_s, cache). Returns `out`.
+    (concurrency, retries, budget, timeout_s, cache, max_consecutive_failures). Returns `out`.
     """
     unknown = sorted(set(runner) - set(RUNNER_KEYS))
     if unknown:

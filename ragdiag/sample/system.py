@@ -69,13 +69,13 @@ def open_sample_target(variant: str = "structured", *, progress: bool = True,
         return _targets[variant]
     from ragdiag.encoders import BiEncoderReranker
     from ragdiag.sample.schema import SAMPLE_VECTOR_SOURCES, sample_schema
-    from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+    from ragdiag.targets.local import LocalIndexSpec, LocalTarget, default_index_dir
 
     records = sample_dir() / "index" / f"{variant}.jsonl"
     spec = LocalIndexSpec(name=f"muster-{variant}", schema=sample_schema(f"muster-{variant}"),
                           vector_sources=SAMPLE_VECTOR_SOURCES, now=SAMPLE_NOW)
     emb = sample_embedder()
-    target = LocalTarget.from_jsonl(records, spec, index_dir=cache_dir() / "indexes" / spec.name,
+    target = LocalTarget.from_jsonl(records, spec, index_dir=default_index_dir(cache_dir(), spec.name),
                                     embedder=emb, reranker=BiEncoderReranker(emb),
                                     progress=progress, log=log)
     _targets[variant] = target

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ragdiag.errors import ConfigError
+from ragdiag.inputs.limits import excerpt, path_problem, short_path
 
 __all__ = ["ENTRY_POINT_GROUP", "TargetKind", "OptionReader", "register_kind", "get_kind", "kinds"]
 
@@ -74,23 +75,32 @@ class OptionReader:
         if not isinstance(v, str) or not v.strip():
             raise self.error(f"'{key}' must be a non-empty string, got {_kind(v)}", key)
         if choices is not None and v not in choices:
-            raise self.error(f"'{key}' must be one of {', '.join(choices)}, got {v!r}", key)
+            raise self.error(f"'{key}' must be one of {', '.join(choices)}, got {excerpt(v)}", key)
         return v
 
     def path(self, key: str, *, required: bool = False, must_exist: bool = True) -> Path | None:
         v = self.string(key, required=required)
         if v is None:
             return None
-        p = (self.base / v).resolve()
-        if must_exist and not p.exists():
-            raise self.error(f"'{key}' points to {p}, which does not exist; fix the path (relative to "
-                             f"{self.base}) or remove the key", key)
+        problem = path_problem(v)
+        if problem:
+            raise self.error(f"'{key}' {problem}", key)
+        try:
+            p = (self.base / v).resolve()
+            exists = p.exists()
+        except (OSError, ValueError, RuntimeError) as exc:  # a path the OS refuses, a symlink loop
+            raise self.error(f"'{key}' = {excerpt(v)} cannot be resolved: "
+                             f"{excerpt(getattr(exc, 'strerror', None) or str(exc))}", key) from None
+        if must_exist and not exists:
+            raise self.error(f"'{key}' points to {short_path(p)}, which does not exist; fix the "
+                             f"path (relative to {self.base}) or remove the key", key)
         return p
 
     def mapping_of_lists(self, key: str) -> dict[str, tuple[str, ...]]:
         v = self.table.get(key, {})
         if not isinstance(v, Mapping) or not all(
-                isinstance(x, list) and all(isinstance(s, str) for s in x) for x in v.values()):
+                isinstance(x, list) and all(isinstance(s, str) and s.strip() for s in x)
+                for x in v.values()):
             raise self.error(f"'{key}' must map names to lists of strings, e.g. "
                              f"{{ content_vector = [\"content\"] }}", key)
         return {str(k): tuple(x) for k, x in v.items()}
@@ -153,7 +163,8 @@ class _Registry:
             broken = getattr(self, "_broken", {}).get(name)
         if broken:
             raise ConfigError(f"target kind '{name}' could not be loaded: {broken}")
-        raise ConfigError(f"no target kind named {name!r}; available: {', '.join(self.names())}")
+        raise ConfigError(f"no target kind named {excerpt(name, 60)}; available: "
+                          f"{', '.join(self.names())}")
 
     def names(self) -> tuple[str, ...]:
         with self._lock:

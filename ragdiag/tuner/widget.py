@@ -47,10 +47,13 @@ TOP_MAX = 100
 
 
 def _memory_runner(runner: Any) -> Any:
+    """A runner of its own (its own stats and budget count) over the audit runner's trace store:
+    what-ifs and the audit share every stored trace. Its traces are written with the store's
+    next batch, not after every slider move."""
     from ragdiag.engine.runner import Runner
 
-    return Runner(runner.target, cache_dir=None, budget=runner.budget,
-                  concurrency=runner.concurrency, progress=False)
+    return Runner(runner.target, budget=runner.budget, concurrency=runner.concurrency, progress=False,
+                  store=runner.store, flush_each_run=False)
 
 
 class ProfileTuner:
@@ -72,8 +75,8 @@ class ProfileTuner:
         self.policy: Policy = policy or ctx.policy
         if self.policy is None:
             raise ConfigError("the profile tuner needs a policy: set [inputs] profiles in the audit config")
-        # what-ifs run on a memory-only runner (persisting every trace would cost more than the
-        # search); baselines go through the context's runner, shared with the audit
+        # what-ifs run on a runner of their own sharing the audit's trace store; baselines go
+        # through the context's runner
         self.runner = runner or _memory_runner(ctx.runner)
         if profile is not None and profile not in self.policy.profiles:
             raise ConfigError(f"policy '{self.policy.name}' has no profile '{profile}'; profiles: "

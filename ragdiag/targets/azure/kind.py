@@ -8,11 +8,14 @@ from typing import Any
 from ragdiag.targets.registry import OptionReader
 
 CREDENTIALS = ("api_key", "default")
+# How searches are sent: "raw" JSON through the SDK client's pipeline (12.x), the SDK's
+# typed models ("sdk"), or "auto": raw where the installed SDK supports it.
+TRANSPORTS = ("auto", "raw", "sdk")
 
 
 class AzureKind:
     name = "azure"
-    keys = ("endpoint", "index", "api_key_env", "credential", "api_version", "name")
+    keys = ("endpoint", "index", "api_key_env", "credential", "api_version", "name", "transport")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
         for secret in ("api_key", "key"):
@@ -26,6 +29,7 @@ class AzureKind:
             "credential": options.string("credential", "api_key", choices=CREDENTIALS),
             "api_version": options.string("api_version"),
             "name": options.string("name"),
+            "transport": options.string("transport", "auto", choices=TRANSPORTS),
         }
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
@@ -36,4 +40,5 @@ class AzureKind:
 
     def describe(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {"endpoint": options.get("endpoint"), "index": options.get("index"),
-                "credential": options.get("credential"), "api_key_env": options.get("api_key_env")}
+                "credential": options.get("credential"), "api_key_env": options.get("api_key_env"),
+                "transport": options.get("transport")}

@@ -27,14 +27,14 @@ class LocalKind:
         from ragdiag.encoders import load_reranker
         from ragdiag.model.schema import IndexSchema
         from ragdiag.sample.system import cache_dir, sample_embedder
-        from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+        from ragdiag.targets.local import LocalIndexSpec, LocalTarget, default_index_dir
 
         schema = IndexSchema.load(options["schema"])
         name = options.get("name") or schema.name
         spec = LocalIndexSpec(name=name, schema=schema, vector_sources=options.get("vector_sources") or {},
                               now=options.get("now"))
         emb = sample_embedder()
-        return LocalTarget.from_jsonl(options["records"], spec, index_dir=cache_dir() / "indexes" / name,
+        return LocalTarget.from_jsonl(options["records"], spec, index_dir=default_index_dir(cache_dir(), name),
                                       embedder=emb, reranker=load_reranker(options.get("reranker"), emb),
                                       progress=progress, log=log)
 

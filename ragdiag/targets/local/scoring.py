@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from ragdiag.errors import InputDataError
 from ragdiag.model.schema import ScoringFunction, ScoringProfile
 
@@ -121,3 +123,77 @@ def document_boost(profile: ScoringProfile, record: Mapping[str, Any],
     else:
         total = sum(terms)
     return 1.0 + total
+
+
+class DocumentBoosts:
+    """`document_boost` for many rows at once, with each function's value cached per row.
+
+    A magnitude or freshness function's value for a document depends only on the document
+    (and, for freshness, the reference time), so it is computed once per row with
+    `function_value` and kept; a tag function's value depends on the request's scoring
+    parameters and is computed per call from the rows' field values. The aggregation
+    makes the same float operations as `document_boost`, so the boosts are identical.
+    """
+
+    def __init__(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self._records = records
+        self._cache: dict[tuple[Any, ...], Any] = {}
+
+    def _static_values(self, fn: ScoringFunction, now: datetime, rows: Any) -> Any:
+        key = (fn, now)
+        col = self._cache.get(key)
+        if col is None:
+            if len(self._cache) > 256:
+                self._cache.clear()
+            col = self._cache[key] = np.full(len(self._records), np.nan)
+        vals = col[rows]
+        missing = np.flatnonzero(np.isnan(vals))
+        if missing.size:
+            for j in missing.tolist():
+                r = int(rows[j])
+                col[r] = function_value(fn, self._records[r].get(fn.field_name), {}, now)
+            vals = col[rows]
+        return vals
+
+    def boosts(self, profile: ScoringProfile, rows: Any, params: Mapping[str, list[str]],
+               now: datetime) -> Any:
+        """float64 boost per row of `rows` (1.0 where no function applies)."""
+        n = len(rows)
+        if not profile.functions:
+            return np.ones(n)
+        terms = []
+        for fn in profile.functions:
+            if fn.type == "tag":
+                wanted = params.get(fn.tags_parameter or "", [])
+                g = np.zeros(n)
+                if wanted:
+                    for j, r in enumerate(rows.tolist()):
+                        g[j] = function_value(fn, self._records[r].get(fn.field_name), params, now)
+            else:
+                g = self._static_values(fn, now, rows)
+            terms.append((fn.boost - 1.0) * g)
+        agg = profile.function_aggregation
+        if agg == "average":
+            total = _ordered_sum(terms) / len(terms)
+        elif agg == "minimum":
+            total = np.minimum.reduce(terms)
+        elif agg == "maximum":
+            total = np.maximum.reduce(terms)
+        elif agg == "firstMatching":
+            total = np.zeros(n)
+            done = np.zeros(n, dtype=bool)
+            for t in terms:
+                take = ~done & (t != 0.0)
+                total[take] = t[take]
+                done |= take
+        else:
+            total = _ordered_sum(terms)
+        return 1.0 + total
+
+
+def _ordered_sum(terms: Sequence[Any]) -> Any:
+    """terms[0] + terms[1] + ... left to right, like Python's `sum` (0 + t0 is exact)."""
+    total = terms[0].copy()
+    for t in terms[1:]:
+        total = total + t
+    return total

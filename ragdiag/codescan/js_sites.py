@@ -1,0 +1,282 @@
+"""JS/TS search call sites: REST `/docs/search` (fetch, axios, ky/got, `client.post`), the Azure JS SDK
+`searchClient.search(text, options)`, LangChain.js / LlamaIndex.TS retrievers, FAISS-node and pgvector SQL
+helpers. A mixin of the JS file scanner."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.core import Ctx
+from ragdiag.codescan.js_index import args_of, field, line, text
+from ragdiag.codescan.js_llm import language
+from ragdiag.codescan.model import AclSite, DelegatedRetrieval
+from ragdiag.codescan.request_shape import header
+from ragdiag.codescan.values import Val, export
+
+HTTP_FUNCS = frozenset({"fetch", "$fetch", "ofetch", "ky", "got", "axios", "request"})
+HTTP_METHODS = frozenset({"post", "get", "put", "patch", "request"})
+LC_METHODS = frozenset({"similaritySearch", "similaritySearchWithScore", "similaritySearchVectorWithScore",
+                        "maxMarginalRelevanceSearch", "hybridSearch", "semanticHybridSearch"})
+SQL_FUNCS = frozenset({"cosineDistance", "l2Distance", "innerProduct", "cosine_distance"})
+#: LangChain.js store factories: `FaissStore.load(...)`, `X.fromDocuments(...)`...
+JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExistingIndex", "fromExistingCollection"})
+
+
+class SearchSites:
+    """Finds and records search call sites (mixed into `JSFileScan`)."""
+
+    def _call(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None) -> None:
+        ctx = self.ctx(funcs, cls)
+        if node.type == "new_expression":
+            ctor = text(field(node, "constructor"))
+            last = ctor.rsplit(".", 1)[-1]
+            if last in ("AzureAISearchVectorStore", "AzureAISearchRetriever", "VectorIndexRetriever"):
+                kind = "llamaindex" if self.llamaindex and not self.langchain else "langchain"
+                self.out.search_calls.append(self.site(kind, node, qual, {}, {}, None, f"new {ctor}"))
+            if self._js_store_name(last) and self._js_retrieves():
+                self._js_store(node, qual, last, f"new {ctor}")
+            return
+        fn = field(node, "function")
+        if fn is None:
+            return
+        name = text(fn)
+        is_async = node.parent is not None and node.parent.type == "await_expression"
+        args = args_of(node)
+        if fn.type == "identifier":
+            last, receiver = name, None
+        elif fn.type == "member_expression":
+            last = text(field(fn, "property"))
+            receiver = text(field(fn, "object"))
+        else:
+            return
+        if receiver is not None and last in JS_STORE_FACTORIES and self._js_store_name(receiver.rsplit(".", 1)[-1]) \
+                and self._js_retrieves():
+            self._js_store(node, qual, receiver.rsplit(".", 1)[-1], name)
+            return
+        if (fn.type == "identifier" and last in HTTP_FUNCS) or (receiver is not None and last in HTTP_METHODS):
+            self._rest(node, qual, ctx, name, last, receiver, args, is_async)
+        elif last == "search" and receiver is not None:
+            self._search(node, qual, ctx, name, receiver, args, is_async)
+        elif last in LC_METHODS:
+            params: dict[str, Val] = {}
+            if len(args) >= 2:
+                params["k"] = self.r.resolve(args[1], ctx)
+            if len(args) >= 3:
+                params["filter"] = self.r.resolve(args[2], ctx)
+            key = "vector" if "Vector" in last else "search_text"
+            channels = {key: self.ref(self.r.resolve(args[0], ctx), key == "vector")} if args else {}
+            self.out.search_calls.append(self.site("langchain", node, qual, params, channels, None, name, is_async))
+        elif last in ("asRetriever", "asQueryEngine", "asChatEngine"):
+            params = {}
+            opts = self.r.resolve(args[0], ctx) if args else None
+            llama = last != "asRetriever" or self.llamaindex and not self.langchain
+            if opts is not None and opts.kind == "dict" and opts.items:
+                if "similarityTopK" in opts.items:
+                    llama = True
+                    params["k"] = opts.items["similarityTopK"]
+                if "k" in opts.items:
+                    params["k"] = opts.items["k"]
+                if "filter" in opts.items:
+                    params["filter"] = opts.items["filter"]
+                if "searchType" in opts.items:
+                    params["query_type"] = opts.items["searchType"]
+            elif opts is not None and opts.kind == "scalar":
+                params["k"] = opts
+            self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
+                                                   None, name))
+        elif last in SQL_FUNCS:
+            self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
+        else:
+            kind = self._llm_kind(name, receiver, last)
+            if kind:
+                self._llm(node, qual, funcs, cls, kind, name, args)
+
+    def _rest(self, node: Any, qual: str, ctx: Ctx, name: str, last: str, receiver: str | None,
+              args: list[Any], is_async: bool) -> None:
+        if not args:
+            return
+        first = self.r.resolve(args[0], ctx)
+        url_val = first
+        body: Val | None = None
+        query: Val | None = None
+        headers: Val | None = None
+        if first.kind == "dict":  # axios(config) / client.request(config)
+            url_val = first.items.get("url") if first.items else None
+            body = first.get("data") or first.get("body") or first.get("json")
+            query = first.get("params")
+            headers = first.get("headers")
+        if url_val is None:
+            return
+        text, _ = C.text_of(url_val, "js")
+        if "docs/search" not in text and "/retrieve" not in text and "/chat/completions" not in text:
+            return
+        if body is None and len(args) >= 2:
+            second = self.r.resolve(args[1], ctx)
+            if second.kind == "dict" and second.items is not None and (
+                    set(second.items) & {"method", "headers", "body", "json", "data", "params"}) \
+                    and not (set(second.items) & {"search", "vectorQueries", "top", "filter"}):
+                body = second.items.get("body") or second.items.get("json") or second.items.get("data")
+                query = second.items.get("params")
+                headers = second.items.get("headers")
+            else:
+                body = second
+        if len(args) >= 3 and headers is None:
+            third = self.r.resolve(args[2], ctx)
+            headers = third.get("headers") if third.kind == "dict" else None
+        if "docs/search" not in text:
+            self._js_delegated(node, qual, text, body, headers, name, is_async)
+            return
+        params: dict[str, Val] = {}
+        channels: dict[str, str | None] = {}
+        builder = None
+        for src in (query, body):
+            if src is not None and src.kind == "dict":
+                p, ch = C.rest_params(src, self.ref)
+                params.update(p)
+                channels.update(ch)
+                builder = builder or src.builder
+                if src.items and "search" in src.items:
+                    params["search_text"] = src.items["search"]
+        qsa = header(headers, "x-ms-query-source-authorization")
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
+        self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
+                                               is_async))
+        self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _js_store_name(self, name: str) -> bool:
+        """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""
+        return (self.langchain or self.llamaindex) and name[:1].isupper() and name.endswith(("VectorStore", "Store")) \
+            and not name.endswith(("DocumentStore", "DocStore", "ChatMessageStore", "KVStore", "ByteStore"))
+
+    def _js_retrieves(self) -> bool:
+        """Does this file retrieve from a store (a store built or loaded only to be filled is ingestion)?"""
+        return "asRetriever" in self.source or any(m in self.source for m in LC_METHODS)
+
+    def _js_store(self, node: Any, qual: str, store: str, name: str) -> None:
+        """A vector store the framework searches with its own defaults (LangChain.js `k` = 4)."""
+        framework = "llamaindex" if self.llamaindex and not self.langchain else "langchain"
+        defaults = {"similarity_top_k": 2} if framework == "llamaindex" else {"k": 4}
+        self.out.delegated.append(DelegatedRetrieval(
+            file=self.rel, line=line(node), function=qual or "<module>", kind="vector_store", framework=framework,
+            store=store, settings={}, defaults=defaults, call=name, language=language(self.rel)))
+
+    def _js_delegated(self, node: Any, qual: str, url: str, body: Val | None, headers: Val | None, name: str,
+                      is_async: bool) -> None:
+        """REST `.../retrieve` (agentic retrieval) and `/chat/completions` with `data_sources` (On your data)."""
+        settings: dict[str, Val] = {}
+        if "/retrieve" in url and ("agents" in url or "knowledge" in url):
+            kind, framework = "agentic_retrieval", "azure_search_knowledge_agent"
+            if body is not None and body.kind == "dict":
+                for k in ("targetIndexParams", "knowledgeSourceParams"):
+                    v = body.get(k)
+                    if v is not None and v.kind == "list" and v.elems:
+                        for key in ("rerankerThreshold", "filterAddOn", "maxDocsForReranker"):
+                            got = v.elems[0].get(key)
+                            if got is not None:
+                                settings[key] = got
+        else:
+            sources = body.get("data_sources") or body.get("dataSources") if body is not None and \
+                body.kind == "dict" else None
+            if sources is None:
+                return
+            kind, framework = "on_your_data", "azure_openai"
+            first = sources.elems[0] if sources.kind == "list" and sources.elems else None
+            parameters = first.get("parameters") if first is not None and first.kind == "dict" else None
+            if parameters is not None and parameters.kind == "dict":
+                for key in ("top_n_documents", "topNDocuments", "strictness", "in_scope", "inScope", "filter",
+                            "query_type", "queryType", "semantic_configuration"):
+                    got = parameters.get(key)
+                    if got is not None:
+                        settings[key] = got
+        qsa = header(headers, "x-ms-query-source-authorization")
+        params: dict[str, Val] = {}
+        for src, dst in (("top_n_documents", "top"), ("topNDocuments", "top"), ("filter", "filter"),
+                         ("filterAddOn", "filter")):
+            if src in settings:
+                params[dst] = settings[src]
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
+        self.out.search_calls.append(self.site(kind, node, qual, params, {}, None, name, is_async))
+        self.out.delegated.append(DelegatedRetrieval(
+            file=self.rel, line=line(node), function=qual or "<module>", kind=kind, framework=framework,
+            store="azure_search", settings={k: export(v) for k, v in settings.items()}, call=name,
+            language=language(self.rel)))
+        self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _js_acl(self, site: Any, node: Any, qual: str) -> None:
+        """The permission trimming of a JS/TS request: the token header, or a security clause in the filter."""
+        qsa = site.params.get("query_source_authorization")
+        mechanisms = []
+        if qsa is not None:
+            mechanisms.append(("query_source_authorization", qsa.expression or "x-ms-query-source-authorization"))
+        f = site.params.get("filter")
+        if f is not None and (C.SECURITY_FILTER_RE.search(str(f.value or "")) or C.SECURITY_NAME_RE.search(
+                f.expression or "")):
+            mechanisms.append(("odata_filter", str(f.value or f.expression)[:200]))
+        for mech, detail in mechanisms:
+            self.out.acl_sites.append(AclSite(
+                file=self.rel, line=site.line, function=site.function, mechanism=mech, detail=detail,
+                site=site.location, language=language(self.rel)))
+
+    def _search(self, node: Any, qual: str, ctx: Ctx, name: str, receiver: str, args: list[Any],
+                is_async: bool) -> None:
+        low = receiver.lower()
+        tag = self.type_of(receiver)
+        opts = self.r.resolve(args[1], ctx) if len(args) >= 2 else None
+        sdk_keys = {"filter", "top", "vectorSearchOptions", "queryType", "semanticSearchOptions", "select",
+                    "includeTotalCount", "vectorQueries", "searchFields", "scoringProfile"}
+        is_sdk = opts is not None and opts.kind == "dict" and bool(set(opts.items or {}) & sdk_keys)
+        if tag == "faiss" or (tag is None and "index" in low.rsplit(".", 1)[-1] and not is_sdk and len(args) >= 2):
+            params = {"k": self.r.resolve(args[1], ctx)} if len(args) >= 2 else {}
+            channels = {"vector": self.ref(self.r.resolve(args[0], ctx), True)} if args else {}
+            self.out.search_calls.append(self.site("faiss_search", node, qual, params, channels, None, name,
+                                                   is_async))
+            return
+        if not (tag == "SearchClient" or is_sdk or re.search(r"search_?client|searcher", low)):
+            return
+        params: dict[str, Val] = {}
+        channels: dict[str, str | None] = {}
+        if args:
+            channels["search_text"] = self.ref(self.r.resolve(args[0], ctx))
+        builder = opts.builder if opts is not None else None
+        if opts is not None and opts.kind == "dict" and opts.items is not None:
+            items = opts.items
+            params.update({C.JS_SDK_PARAMS[k]: v for k, v in items.items() if k in C.JS_SDK_PARAMS})
+            sem = items.get("semanticSearchOptions")
+            if sem is not None and sem.kind == "dict" and sem.items:
+                if "configurationName" in sem.items:
+                    params["semantic_configuration"] = sem.items["configurationName"]
+                if "semanticQuery" in sem.items:
+                    channels["semantic_query"] = self.ref(sem.items["semanticQuery"])
+            if "semanticConfiguration" in items:
+                params["semantic_configuration"] = items["semanticConfiguration"]
+            vso = items.get("vectorSearchOptions")
+            queries = None
+            if vso is not None and vso.kind == "dict" and vso.items:
+                queries = vso.items.get("queries")
+                if "filterMode" in vso.items:
+                    params["vector_filter_mode"] = vso.items["filterMode"]
+            queries = queries or items.get("vectorQueries")
+            if queries is not None:
+                entries = [e for e in (queries.elems or []) if e.kind == "dict"] if queries.kind == "list" else []
+                for pname, keys in (("k", ("kNearestNeighborsCount", "k")), ("exhaustive", ("exhaustive",)),
+                                    ("vector_fields", ("fields",)), ("weight", ("weight",))):
+                    present = [next((e.items[k] for k in keys if e.items and k in e.items), None) for e in entries]
+                    present = [p for p in present if p is not None]
+                    if present:
+                        params[pname] = C.combine(present, "options")
+                n_text = n_vec = 0
+                for e in entries:
+                    if e.items and "text" in e.items:
+                        n_text += 1
+                        channels["vector_text" if n_text == 1 else f"vector_text_{n_text}"] = self.ref(e.items["text"])
+                    if e.items and "vector" in e.items:
+                        n_vec += 1
+                        channels["vector" if n_vec == 1 else f"vector_{n_vec}"] = self.ref(e.items["vector"], True)
+        self.out.search_calls.append(self.site("azure_search", node, qual, params, channels, builder, name,
+                                               is_async))
+
+

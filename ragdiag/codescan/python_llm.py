@@ -1,0 +1,231 @@
+"""Python LLM call sites (is the retrieved context they get bounded?) and citation handlers (are cited
+ids checked against the retrieved ones?). A mixin of the Python file scanner."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections import defaultdict
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.model import CitationCheck, LLMCallSite
+from ragdiag.codescan.python_index import callee_name, dotted, param_names, unparse, walk_body
+from ragdiag.codescan.values import export
+
+LC_CHAT_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "predict", "apredict", "batch",
+                             "abatch"})
+_BUILTINS = frozenset(dir(builtins)) | {"self", "cls"}
+
+
+class LLMSites:
+    """LLM calls, context bounds and citation checks (mixed into `PyFileScan`)."""
+
+    # -- LLM calls ---------------------------------------------------------------------------
+    def _llm_kind(self, call: ast.Call, name: str, receiver: str | None, last: str) -> str | None:
+        if name.endswith(("chat.completions.create", "responses.create", "completions.create",
+                          "chat.completions.parse", "beta.chat.completions.parse")) \
+                or name.endswith((".chat.completions.acreate",)):
+            tag = None
+            parts = receiver.split(".") if receiver else []
+            for i in range(len(parts), 0, -1):
+                prefix = ".".join(parts[:i])
+                if prefix in self.typed:
+                    tag = self.typed[prefix]
+                    break
+            if tag == "AzureOpenAI" or (tag is None and self.imports_azure_openai):
+                return "azure_openai_chat"
+            return "openai_chat"
+        if last in LC_CHAT_METHODS and receiver is not None:
+            tag = self.type_of(receiver)
+            if tag == "LCChat" or re.search(r"(^|[._])(llm|chat_model|chat|model)$", receiver.lower()):
+                return "langchain_chat"
+            return None
+        if name.endswith(("messages.create", "generate_content")) or name in ("litellm.completion",
+                                                                               "litellm.acompletion",
+                                                                               "completion", "ollama.chat"):
+            return "other"
+        return None
+
+    def _names_in(self, nodes: list[ast.AST]) -> list[str]:
+        bound: set[str] = set()
+        names: list[str] = []
+        for n in nodes:
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.comprehension):
+                    for t in ast.walk(sub.target):
+                        if isinstance(t, ast.Name):
+                            bound.add(t.id)
+                elif isinstance(sub, ast.Lambda):
+                    bound.update(param_names(sub))  # type: ignore[arg-type]
+        for n in nodes:
+            for sub in ast.walk(n):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in bound:
+                    names.append(sub.id)
+                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) \
+                        and sub.value.id == "self":
+                    names.append(f"self.{sub.attr}")
+        return list(dict.fromkeys(names))
+
+    def _llm(self, call: ast.Call, qual: str, func: Any, cls: str | None, kind: str, name: str) -> None:
+        exprs: list[ast.AST] = [kw.value for kw in call.keywords
+                                if kw.arg in ("messages", "input", "prompt", "contents", "instructions", None)]
+        exprs += list(call.args)
+        mod = self.mod
+        closure = self._names_in(exprs)
+        if func is not None:
+            closure = self._expand_closure(func, closure)
+        skip = set(mod.constants) | set(mod.imports) | set(mod.functions) | set(mod.classes) | _BUILTINS
+        context_vars = tuple(n for n in closure if n not in skip)
+        retrieved = any(C.CONTEXT_NAME_RE.search(n) for n in context_vars)
+        evidence = self._bound_evidence(func, cls, set(closure), call, 0, set()) if func is not None else []
+        cap_node = next((kw.value for kw in call.keywords if kw.arg in ("max_tokens", "max_completion_tokens",
+                                                                       "max_output_tokens", "max_new_tokens")), None)
+        output_cap = export(self.r.resolve(cap_node, self.ctx(func, cls))) if cap_node is not None else None
+        self.out.llm_calls.append(LLMCallSite(
+            file=self.rel, line=call.lineno, kind=kind, function=qual or "<module>",
+            context_bounded=bool(evidence),
+            bound_evidence="; ".join(evidence[:3]) if evidence else
+            "no slice, budget comparison or truncation helper on the context in this function "
+            "or the same-file functions it calls",
+            context_vars=context_vars, retrieved_context=retrieved, output_cap=output_cap, module=mod.dotted,
+            language="python", call=name))
+
+    def _expand_closure(self, func: Any, closure: list[str]) -> list[str]:
+        """Names feeding `closure` in `func`: assigned values, `x.append(...)` arguments, loop iterables."""
+        assigns, subs = self.mod.locals_of(func)
+        feeders = self._feeders(func)
+        out = list(closure)
+        i = 0
+        while i < len(out) and len(out) < 80:
+            n = out[i]
+            values = [e.value for e in assigns.get(n, ()) if e.kind == "assign" and e.value is not None]
+            values += [e.value for e in subs.get(n, ()) if e.value is not None]
+            values += feeders.get(n, [])
+            for extra in self._names_in(values):
+                if extra not in out:
+                    out.append(extra)
+            i += 1
+        return out
+
+    def _feeders(self, func: Any) -> dict[str, list[ast.AST]]:
+        """What feeds each local of `func`: `x.append(...)` arguments, `x += ...`, loop iterables (cached)."""
+        cache = self.__dict__.setdefault("_feeders_cache", {})
+        if id(func) in cache:
+            return cache[id(func)]
+        feeders: dict[str, list[ast.AST]] = defaultdict(list)
+        grow = ("append", "extend", "add", "write")
+        nodes = self.mod.nodes_of(func)
+        for node in nodes.get(ast.Call, ()):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and node.func.attr in (*grow, "insert", "update"):
+                feeders[node.func.value.id].extend([*node.args, *(k.value for k in node.keywords)])
+        for node in nodes.get(ast.AugAssign, ()):
+            if isinstance(node.target, ast.Name):
+                feeders[node.target.id].append(node.value)
+        loops = [*nodes.get(ast.For, ()), *nodes.get(ast.AsyncFor, ())]
+        if loops:
+            growing = [(n.lineno, n.func.value.id) for n in nodes.get(ast.Call, ())
+                       if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.attr in grow]
+            growing += [(n.lineno, n.target.id) for n in nodes.get(ast.AugAssign, ()) if isinstance(n.target, ast.Name)]
+            for loop in loops:
+                first, last = loop.lineno, loop.end_lineno or loop.lineno
+                for name in {nm for ln, nm in growing if first <= ln <= last}:
+                    feeders[name].append(loop.iter)
+        cache[id(func)] = feeders
+        return feeders
+
+    def _bound_evidence(self, func: Any, cls: str | None, closure: set[str], skip: ast.AST | None,
+                        depth: int, seen: set[int]) -> list[str]:
+        if func is None or id(func) in seen:
+            return []
+        seen.add(id(func))
+        out: list[str] = []
+        budget_names = {b.name for b in self.out.budget_constants}
+        skip_ids = {id(skip)} if skip is not None else set()
+        prefix = f"in {func.name}(): " if depth else ""
+        for node in walk_body(func.body):
+            if id(node) in skip_ids:
+                continue
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
+                    and node.slice.upper is not None and node.slice.lower is None:
+                base = dotted(node.value) or ""
+                if depth or base.split(".")[0] in closure or base in closure:
+                    out.append(prefix + unparse(node, 100))
+            elif isinstance(node, ast.Compare):
+                names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+                if any(n in budget_names or C.BUDGET_NAME_RE.search(n) or n.lower() in ("max_sources",
+                                                                                        "max_tokens_context")
+                       for n in names):
+                    out.append(prefix + unparse(node, 100))
+            elif isinstance(node, ast.Call):
+                last = callee_name(node) or ""
+                if C.TRUNCATE_FUNC_RE.search(last) or last == "islice":
+                    out.append(prefix + unparse(node, 100))
+                elif any(kw.arg and C.BOUND_KW_RE.search(kw.arg) for kw in node.keywords):
+                    out.append(prefix + unparse(node, 100))
+                elif depth < 2:
+                    target = None
+                    if isinstance(node.func, ast.Name) and node.func.id in self.mod.functions:
+                        target = (self.mod.functions[node.func.id], None)
+                    elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                            and node.func.value.id == "self" and cls \
+                            and f"{cls}.{node.func.attr}" in self.mod.functions:
+                        target = (self.mod.functions[f"{cls}.{node.func.attr}"], cls)
+                    if target is not None:
+                        out.extend(self._bound_evidence(target[0], target[1], closure, None, depth + 1, seen))
+            elif isinstance(node, ast.Name) and node.id.lower() == "max_sources":
+                out.append(prefix + node.id)
+        return list(dict.fromkeys(out))
+
+    # -- prompts and citations -------------------------------------------------------------------
+    def _citations(self) -> None:
+        for qual, fn, cls in self.functions:
+            if not C.CITATION_FUNC_RE.search(fn.name):
+                continue
+            evidence = self._validation_evidence(fn, cls, 0, set())
+            self.out.citation_checks.append(CitationCheck(
+                file=self.rel, line=fn.lineno, function=qual, validated=bool(evidence),
+                evidence="; ".join(evidence[:3]) if evidence else
+                "no membership test of cited ids against the retrieved ids", language="python"))
+
+    def _validation_evidence(self, fn: Any, cls: str | None, depth: int, seen: set[int]) -> list[str]:
+        if id(fn) in seen:
+            return []
+        seen.add(id(fn))
+        out: list[str] = []
+        prefix = f"in {fn.name}(): " if depth else ""
+        for node in walk_body(fn.body):
+            if isinstance(node, ast.Call):
+                last = callee_name(node) or ""
+                if last in ("issubset", "issuperset", "intersection", "difference", "isdisjoint"):
+                    out.append(prefix + unparse(node, 100))
+                elif depth < 2 and re.search(r"valid|verify|check|allowed|known", last, re.I):
+                    target = None
+                    if isinstance(node.func, ast.Name) and node.func.id in self.mod.functions:
+                        target = self.mod.functions[node.func.id]
+                    elif isinstance(node.func, ast.Attribute) and cls and f"{cls}.{last}" in self.mod.functions:
+                        target = self.mod.functions[f"{cls}.{last}"]
+                    if target is not None:
+                        out.extend(self._validation_evidence(target, cls, depth + 1, seen))
+            elif isinstance(node, ast.Compare):
+                for op, right in zip(node.ops, node.comparators, strict=True):
+                    if isinstance(op, (ast.In, ast.NotIn)) and not isinstance(right, (ast.Constant, ast.JoinedStr)):
+                        if isinstance(right, (ast.List, ast.Tuple, ast.Set)) and all(
+                                isinstance(e, ast.Constant) for e in right.elts):
+                            continue
+                        if C.VALIDATION_REF_RE.search(unparse(right, 120)):
+                            out.append(prefix + unparse(node, 100))
+                    elif isinstance(op, (ast.LtE, ast.GtE)) and "set(" in unparse(node, 200):
+                        out.append(prefix + unparse(node, 100))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.BitAnd)):
+                text = unparse(node, 200)
+                if "set(" in text or C.VALIDATION_REF_RE.search(text):
+                    if any(isinstance(s, (ast.Set, ast.SetComp)) or (isinstance(s, ast.Call) and callee_name(s) in
+                                                                      ("set", "frozenset"))
+                           or isinstance(s, ast.Name) for s in (node.left, node.right)):
+                        out.append(prefix + unparse(node, 100))
+        return list(dict.fromkeys(out))
+
+

@@ -1,0 +1,281 @@
+"""Python search call sites: Azure SDK (`client.search`, vector queries), REST `/docs/search`, LangChain,
+LlamaIndex, FAISS and SQL similarity methods. A mixin of the Python file scanner."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.core import Ctx
+from ragdiag.codescan.python_index import callee_name, dotted
+from ragdiag.codescan.python_resolve import VECTOR_CTORS
+from ragdiag.codescan.request_shape import header
+from ragdiag.codescan.values import Val, lit, unknown
+
+SDK_SEARCH_KW = frozenset({"search_text", "vector_queries", "query_type", "semantic_configuration_name",
+                           "filter", "top", "select", "include_total_count", "scoring_profile",
+                           "semantic_query", "search_fields", "vector_filter_mode", "query_caption",
+                           "query_answer", "skip", "order_by", "facets", "search_mode",
+                           "scoring_parameters"})
+#: Every keyword the SDK's `search` takes (old betas included): other keywords mean another `search`.
+SDK_ALL_KW = SDK_SEARCH_KW | frozenset({
+    "vector", "vectors", "vector_fields", "top_k", "query_language", "highlight_pre_tag", "highlight_post_tag",
+    "highlight_fields", "headers", "x_ms_query_source_authorization", "query_rewrites", "debug",
+    "semantic_error_mode", "semantic_max_wait_in_milliseconds", "query_speller", "minimum_coverage", "session_id",
+    "timeout", "semantic_fields", "query_caption_highlight_enabled", "query_answer_count",
+    "query_answer_threshold", "query_rewrites_count", "hybrid_search", "scoring_statistics"})
+LC_SEARCH_METHODS = frozenset({"similarity_search", "similarity_search_with_score",
+                               "similarity_search_with_relevance_scores", "similarity_search_by_vector",
+                               "asimilarity_search", "asimilarity_search_with_score",
+                               "max_marginal_relevance_search", "amax_marginal_relevance_search",
+                               "hybrid_search", "hybrid_search_with_score", "semantic_hybrid_search",
+                               "semantic_hybrid_search_with_score",
+                               "semantic_hybrid_search_with_score_and_rerank"})
+SQL_METHODS = frozenset({"cosine_distance", "l2_distance", "max_inner_product", "l1_distance"})
+HTTP_METHODS = frozenset({"post", "get", "put", "request", "urlopen", "Request"})
+
+
+class SearchSites:
+    """Finds and records search call sites (mixed into `PyFileScan`)."""
+
+    def _call(self, call: ast.Call, qual: str, func: Any, cls: str | None, want_llm: bool) -> None:
+        f = call.func
+        last = callee_name(call)
+        if last is None:
+            return
+        name = dotted(f) or last
+        receiver = dotted(f.value) if isinstance(f, ast.Attribute) else None
+        ctx = self.ctx(func, cls)
+        is_async = id(call) in self.awaited
+        self._cur = (func, cls, call)
+        if self._delegated_call(call, qual, ctx, name, receiver, last, is_async):
+            return
+        if last in VECTOR_CTORS:
+            self._vector_query(call, qual, ctx, name)
+        elif last == "search" and receiver is not None:
+            self._search_method(call, qual, ctx, name, receiver, is_async)
+        elif last in LC_SEARCH_METHODS and receiver is not None:
+            self._langchain_search(call, qual, ctx, name, is_async)
+        elif last in ("as_retriever", "as_query_engine", "as_chat_engine"):
+            self._as_retriever(call, qual, ctx, name, receiver, last)
+        elif last in ("AzureAISearchRetriever", "AzureCognitiveSearchRetriever"):
+            params = self._kw_params(call, ctx, {"top_k": "top", "filter": "filter", "index_name": "index_name"})
+            self.out.search_calls.append(self.site("langchain", call, qual, params, {}, None, name))
+        elif last in ("AzureAISearchVectorStore", "VectorIndexRetriever"):
+            params = self._kw_params(call, ctx, {"similarity_top_k": "k", "index_name": "index_name",
+                                                 "filters": "filter"})
+            self.out.search_calls.append(self.site("llamaindex", call, qual, params, {}, None, name))
+        elif last in SQL_METHODS and receiver is not None:
+            self.out.search_calls.append(self.site("sql_similarity", call, qual, {}, {}, None, name))
+        elif want_llm and self._llm_kind(call, name, receiver, last):
+            self._llm(call, qual, func, cls, self._llm_kind(call, name, receiver, last) or "other", name)
+        elif last in HTTP_METHODS and self.has_http and (
+                last != "get" or re.search(r"requests|httpx|session|client|http|aiohttp|api", receiver or "", re.I)):
+            self._rest(call, qual, ctx, name, last, is_async)
+        if "search_in" in last.lower() and call.args and isinstance(call.args[0], ast.Constant) \
+                and isinstance(call.args[0].value, str) and C.SECURITY_FIELD_RE.match(call.args[0].value):
+            self._search_in_helper(call, qual, func, cls)
+
+    def _kw_params(self, call: ast.Call, ctx: Ctx, mapping: dict[str, str]) -> dict[str, Val]:
+        out: dict[str, Val] = {}
+        for kw in call.keywords:
+            if kw.arg in mapping:
+                out[mapping[kw.arg]] = self.r.resolve(kw.value, ctx)
+        return out
+
+    def _vector_query(self, call: ast.Call, qual: str, ctx: Ctx, name: str) -> None:
+        kw = {k.arg: self.r.resolve(k.value, ctx) for k in call.keywords if k.arg}
+        params: dict[str, Val] = {}
+        for key, pname in (("k_nearest_neighbors", "k"), ("k", "k"), ("exhaustive", "exhaustive"),
+                           ("fields", "vector_fields"), ("weight", "weight"),
+                           ("filter_override", "filter"), ("oversampling", "oversampling")):
+            if key in kw:
+                params[pname] = kw[key]
+        channels: dict[str, str | None] = {}
+        if "text" in kw:
+            channels["vector_text"] = self.ref(kw["text"])
+        if "vector" in kw:
+            channels["vector"] = self.ref(kw["vector"], vector=True)
+        self.out.vector_queries.append(self.site("azure_vector_query", call, qual, params, channels, None, name))
+
+    def _search_method(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str,
+                       is_async: bool) -> None:
+        low = receiver.lower()
+        if low in ("re", "regex") or low.endswith(("pattern", "_re", "regex", "rx")):
+            return
+        tag = self.type_of(receiver)
+        kwnames = {k.arg for k in call.keywords}
+        sdk = (bool(kwnames & SDK_SEARCH_KW) and not (kwnames - SDK_ALL_KW - {None})) or None in kwnames
+        tail = low.rsplit(".", 1)[-1]
+        if tag == "faiss" or (tag is None and "index" in tail and not sdk
+                              and (len(call.args) >= 2 or "k" in kwnames)):
+            params: dict[str, Val] = {}
+            if len(call.args) >= 2:
+                params["k"] = self.r.resolve(call.args[1], ctx)
+            for kw in call.keywords:
+                if kw.arg == "k":
+                    params["k"] = self.r.resolve(kw.value, ctx)
+            channels = {"vector": self.ref(self.r.resolve(call.args[0], ctx), vector=True)} if call.args else {}
+            self.out.search_calls.append(self.site("faiss_search", call, qual, params, channels, None, name,
+                                                   is_async))
+            return
+        local_method = tag is None and self._calls_own_search(
+            call.func.value if isinstance(call.func, ast.Attribute) else None, ctx)
+        if tag == "SearchClient" or sdk or (re.search(r"search_?client", tail) and not local_method) \
+                or (re.search(r"searcher", tail) and self.imports_azure_search and not local_method) \
+                or (self.imports_azure_search and "client" in tail and not local_method):
+            self._azure_search(call, qual, ctx, name, is_async)
+
+    def _azure_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
+        kw: dict[str, Val] = {}
+        builder: str | None = None
+        if call.args and not isinstance(call.args[0], ast.Starred):
+            kw["search_text"] = self.r.resolve(call.args[0], ctx)
+        for k in call.keywords:
+            if k.arg is None:
+                d = self.r.resolve(k.value, ctx)
+                if d.kind == "dict":
+                    kw.update(d.items or {})
+                builder = builder or d.builder
+            else:
+                kw[k.arg] = self.r.resolve(k.value, ctx)
+        params = {C.SDK_PARAMS[k]: v for k, v in kw.items() if k in C.SDK_PARAMS}
+        if "top_k" in kw and ("vector" in kw or "vectors" in kw):  # 11.4 betas: vector=..., top_k=...
+            params["k"] = kw["top_k"]
+            if "vector_fields" in kw:
+                params["vector_fields"] = kw["vector_fields"]
+        if "search_text" in kw:
+            params["search_text"] = kw["search_text"]
+        qsa = kw.get("x_ms_query_source_authorization")
+        if qsa is None and kw.get("headers") is not None:
+            qsa = header(kw["headers"], "x-ms-query-source-authorization")
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
+        channels: dict[str, str | None] = {}
+        if "search_text" in kw:
+            channels["search_text"] = self.ref(kw["search_text"])
+        if "semantic_query" in kw:
+            channels["semantic_query"] = self.ref(kw["semantic_query"])
+        vqs = kw.get("vector_queries")
+        if vqs is not None:
+            self._fold_vector_queries(vqs, params, channels)
+        self.out.search_calls.append(self.site("azure_search", call, qual, params, channels, builder, name,
+                                               is_async))
+
+    def _fold_vector_queries(self, vqs: Val, params: dict[str, Val], channels: dict[str, str | None]) -> None:
+        elems = vqs.elems if vqs.kind == "list" and vqs.elems is not None else [vqs]
+        calls = [e for e in elems if e.kind == "call" and e.call in VECTOR_CTORS and e.kwargs is not None]
+        if not calls:
+            return
+        first = calls[0]
+        where = f"{first.ctx.mod.rel}:{first.node.lineno}" if isinstance(first.ctx, Ctx) and first.node is not None \
+            else self.rel
+        for pname, keys in (("k", ("k_nearest_neighbors", "k")), ("exhaustive", ("exhaustive",)),
+                            ("vector_fields", ("fields",)), ("weight", ("weight",))):
+            found = [next((c.kwargs[k] for k in keys if k in c.kwargs), None) for c in calls]  # type: ignore[index]
+            if pname == "exhaustive" and any(v is not None for v in found):
+                found = [v if v is not None else lit(False, "default") for v in found]
+            present = [v for v in found if v is not None]
+            if present:
+                params[pname] = C.combine(present, f"vector_query@{where}")
+        n_text = n_vec = 0
+        for c in calls:
+            if "text" in c.kwargs:  # type: ignore[operator]
+                n_text += 1
+                channels["vector_text" if n_text == 1 else f"vector_text_{n_text}"] = self.ref(c.kwargs["text"])  # type: ignore[index]
+            if "vector" in c.kwargs:  # type: ignore[operator]
+                n_vec += 1
+                channels["vector" if n_vec == 1 else f"vector_{n_vec}"] = self.ref(c.kwargs["vector"], vector=True)  # type: ignore[index]
+
+    def _langchain_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
+        params: dict[str, Val] = {}
+        if len(call.args) >= 2:
+            params["k"] = self.r.resolve(call.args[1], ctx)
+        for kw in call.keywords:
+            if kw.arg == "k":
+                params["k"] = self.r.resolve(kw.value, ctx)
+            elif kw.arg in ("filter", "filters"):
+                params["filter"] = self.r.resolve(kw.value, ctx)
+            elif kw.arg == "search_type":
+                params["query_type"] = self.r.resolve(kw.value, ctx)
+        for kw in call.keywords:
+            if kw.arg in ("fetch_k", "score_threshold", "lambda_mult"):
+                params[kw.arg] = self.r.resolve(kw.value, ctx)
+        channels: dict[str, str | None] = {}
+        if call.args:
+            key = "vector" if "by_vector" in name else "search_text"
+            channels[key] = self.ref(self.r.resolve(call.args[0], ctx), vector=key == "vector")
+        self._library_defaults(params, name, call)
+        self.out.search_calls.append(self.site("langchain", call, qual, params, channels, None, name, is_async))
+
+    def _as_retriever(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str | None,
+                      last: str) -> None:
+        kwnames = {k.arg for k in call.keywords}
+        llama = last != "as_retriever" or "similarity_top_k" in kwnames \
+            or self.type_of(receiver) == "LlamaIndex" or "llama_index" in self.source
+        params: dict[str, Val] = {}
+        for kw in call.keywords:
+            if kw.arg == "similarity_top_k":
+                params["k"] = self.r.resolve(kw.value, ctx)
+            elif kw.arg in ("filters", "filter"):
+                params["filter"] = self.r.resolve(kw.value, ctx)
+            elif kw.arg in ("search_type", "vector_store_query_mode"):
+                params["query_type"] = self.r.resolve(kw.value, ctx)
+            elif kw.arg == "search_kwargs":
+                sk = self.r.resolve(kw.value, ctx)
+                if sk.kind == "dict":
+                    for key, pname in (("k", "k"), ("filter", "filter"), ("fetch_k", "fetch_k"),
+                                       ("score_threshold", "score_threshold")):
+                        if sk.items and key in sk.items:
+                            params[pname] = sk.items[key]
+                else:
+                    params["k"] = unknown("search_kwargs", sk.expr)
+        self._library_defaults(params, "llamaindex.as_retriever" if llama else name, call)
+        self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", call, qual, params, {},
+                                               None, name))
+
+    def _rest(self, call: ast.Call, qual: str, ctx: Ctx, name: str, last: str, is_async: bool) -> None:
+        url_node = None
+        for kw in call.keywords:
+            if kw.arg == "url":
+                url_node = kw.value
+        if url_node is None and call.args:
+            url_node = call.args[1] if last == "request" and len(call.args) > 1 else call.args[0]
+        if url_node is None:
+            return
+        url = self.r.resolve(url_node, ctx)
+        text, _ = C.text_of(url, "python")
+        if "/docs/search" not in text and "docs/search" not in text:
+            return
+        body: Val | None = None
+        builder = None
+        query: Val | None = None
+        headers: Val | None = None
+        for kw in call.keywords:
+            if kw.arg in ("json", "data", "content", "body"):
+                body = self.r.resolve(kw.value, ctx)
+            elif kw.arg == "params":
+                query = self.r.resolve(kw.value, ctx)
+            elif kw.arg == "headers":
+                headers = self.r.resolve(kw.value, ctx)
+        if body is None and len(call.args) >= 2 and last in ("post", "put"):
+            body = self.r.resolve(call.args[1], ctx)
+        params: dict[str, Val] = {}
+        channels: dict[str, str | None] = {}
+        for src in (query, body):
+            if src is not None and src.kind == "dict":
+                p, ch = C.rest_params(src, self.ref)
+                params.update(p)
+                channels.update(ch)
+                builder = builder or src.builder
+                if src.items and "search" in src.items:
+                    params["search_text"] = src.items["search"]
+        qsa = header(headers, "x-ms-query-source-authorization") if headers is not None else None
+        if qsa is not None:
+            params["query_source_authorization"] = qsa
+        self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
+                                               is_async))
+
+

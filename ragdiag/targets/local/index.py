@@ -1,0 +1,234 @@
+"""Building, persisting and opening a local index: records, keyword fields, vector fields.
+
+On disk (`index_dir`, format 2):
+
+- `manifest.json`: format version, name, record count, input hash, model id, vector
+  sources, reference time, and the sha256 of every HNSW graph (part of the target's
+  fingerprint: a rebuilt graph is another index, whose traces are never mixed with these);
+- `schema.json`, `records.pkl` (the records without their vectors);
+- `keyword/<field>.{data,indices,indptr}.npy` + `<field>.vocab.json` per searchable field;
+- `vectors/<field>.hnsw` (HNSW graph and the vectors, one copy) for HNSW fields, else
+  `vectors/<field>.npy`; `semantic/<i>.npy`: the passage vectors of each semantic
+  configuration (what the bi-encoder reranker compares with; names in the manifest).
+
+Everything but the records and vocabularies is memory-mapped on open. The manifest is
+written last, so a half-written index never looks valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.errors import InputDataError, TargetError
+from ragdiag.model.schema import IndexSchema
+from ragdiag.targets.local.keyword import KeywordField
+from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
+
+# 2: keyword arrays as .npy, HNSW graphs built with the index and holding the only copy of the
+#    vectors. Bumped so that an index of format 1 is left alone and a new one is built beside it.
+# 3: passage vectors for every semantic configuration, not only the default one.
+FORMAT_VERSION = 3
+
+
+@dataclass(frozen=True)
+class LocalIndexSpec:
+    """What a local index is built from: records, schema, and how vectors are made."""
+
+    name: str
+    schema: IndexSchema
+    vector_sources: Mapping[str, Sequence[str]]  # vector field -> text fields joined with " — "
+    now: str | None = None  # reference time for freshness functions (ISO); None = wall clock
+
+
+@dataclass
+class IndexData:
+    """An opened index: what the target searches."""
+
+    path: Path
+    spec: LocalIndexSpec
+    manifest: dict[str, Any]
+    records: list[dict[str, Any]]
+    keyword: dict[str, KeywordField]
+    vectors: dict[str, VectorField]
+    semantic: dict[str, np.ndarray]  # semantic configuration -> passage vectors
+
+
+def default_index_dir(root: Path, name: str) -> Path:
+    """Where an index of this format lives under a cache root (one folder per format)."""
+    return Path(root) / "indexes" / (name if FORMAT_VERSION == 1 else f"{name}@format{FORMAT_VERSION}")
+
+
+def joined(record: Mapping[str, Any], fields: Sequence[str]) -> str:
+    parts = []
+    for f in fields:
+        v = record.get(f)
+        if v is None or v == "":
+            continue
+        parts.append(" ".join(map(str, v)) if isinstance(v, list | tuple) else str(v))
+    return " — ".join(parts)
+
+
+def text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return " ".join(map(str, value))
+    return str(value)
+
+
+def semantic_text(schema: IndexSchema, record: Mapping[str, Any], config: str | None = None) -> str:
+    """What the semantic ranker reads: title, content fields, keywords (in that priority)."""
+    c = schema.semantic_configuration(config)
+    fields = ([c.title_field] if c.title_field else []) + list(c.content_fields) + list(c.keywords_fields)
+    return joined(record, fields)
+
+
+def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"format={FORMAT_VERSION}\nmodel={model_id}\n".encode())
+    h.update(json.dumps(spec.schema.to_azure(), sort_keys=True).encode())
+    h.update(json.dumps({k: list(v) for k, v in spec.vector_sources.items()}, sort_keys=True).encode())
+    h.update(records_blob)
+    return h.hexdigest()
+
+
+def _hnsw_params(schema: IndexSchema, field: str) -> tuple[int, int, int]:
+    """(m, efConstruction, efSearch) of a vector field's profile (every field gets a graph:
+    a request chooses exact or HNSW search with `exhaustive`)."""
+    f = schema.field(field)
+    prof = schema.vector_profile(f.vector_profile)
+    if prof is None:
+        return 16, 200, 128
+    return prof.m, prof.ef_construction, prof.ef_search
+
+
+def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, index_dir: str | Path,
+                embedder: Any = None, vectors: Mapping[str, np.ndarray] | None = None,
+                progress: bool = True, input_hash: str | None = None, semantic: bool = True) -> None:
+    """Build and persist an index. Vectors come from `vectors`, the records, or the embedder."""
+    schema = spec.schema
+    key = schema.key_field.name
+    vector_names = [f.name for f in schema.vector_fields]
+    recs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    given: dict[str, list[Any]] = {k: [] for k in vector_names}
+    for i, r in enumerate(records):
+        if key not in r or r[key] in (None, ""):
+            raise InputDataError(f"record {i} has no key field '{key}'")
+        if r[key] in seen:
+            raise InputDataError(f"duplicate key {r[key]!r} (record {i})")
+        seen.add(r[key])
+        clean = {k: v for k, v in r.items() if k not in vector_names}
+        for vn in vector_names:
+            if r.get(vn) is not None:
+                given[vn].append(r[vn])
+        recs.append(clean)
+    n = len(recs)
+    vecs: dict[str, np.ndarray] = {}
+    for vn in vector_names:
+        if vectors is not None and vn in vectors:
+            arr = np.asarray(vectors[vn], dtype=np.float32)
+        elif len(given[vn]) == n and n:
+            arr = np.asarray(given[vn], dtype=np.float32)
+        else:
+            sources = spec.vector_sources.get(vn)
+            if not sources:
+                raise InputDataError(
+                    f"vector field '{vn}' has no vectors in the records and no text source; "
+                    f"set vector_sources['{vn}'] to the text fields to embed")
+            if embedder is None:
+                raise InputDataError(f"vector field '{vn}' needs an embedder to be built")
+            arr = embedder.embed([joined(r, sources) for r in recs], progress=progress)
+        if arr.ndim != 2 or arr.shape[0] != n:
+            raise InputDataError(f"vector field '{vn}' has {arr.shape[0]} vectors for {n} records")
+        vecs[vn] = normalise(arr)
+    sem: dict[str, np.ndarray] = {}
+    if semantic and embedder is not None:
+        for c in schema.semantic_configurations:
+            sem[c.name] = normalise(embedder.embed([semantic_text(schema, r, c.name) for r in recs],
+                                                   progress=progress))
+    keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs]) for f in schema.searchable_fields}
+    if input_hash is None:  # built from records in memory: the content itself identifies the index
+        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={getattr(embedder, 'model_id', None)}\n".encode())
+        h.update(json.dumps(schema.to_azure(), sort_keys=True).encode())
+        h.update(json.dumps(recs, sort_keys=True, default=str).encode())
+        for vn in sorted(vecs):
+            h.update(vecs[vn].tobytes())
+        input_hash = "content:" + h.hexdigest()
+
+    index_dir = Path(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    manifest = index_dir / "manifest.json"
+    if manifest.exists():
+        manifest.unlink()  # a half-written index must never look valid
+    for sub in ("vectors", "keyword", "semantic"):
+        folder = index_dir / sub
+        folder.mkdir(exist_ok=True)
+        for stale in folder.iterdir():
+            if stale.is_file():
+                stale.unlink()  # files of the previous records would answer with wrong rows
+    (index_dir / "schema.json").write_text(json.dumps(schema.to_azure(), indent=2))
+    with open(index_dir / "records.pkl", "wb") as fh:
+        pickle.dump(recs, fh, protocol=5)
+    for name, kf in keyword.items():
+        kf.save(index_dir / "keyword", name)
+    graphs: dict[str, str] = {}
+    for vn, arr in vecs.items():
+        m, efc, _efs = _hnsw_params(schema, vn)
+        if n:
+            graphs[vn] = build_hnsw(arr, m, efc, index_dir / "vectors" / f"{vn}.hnsw", progress=progress,
+                                    label=f"{spec.name}.{vn}")
+        else:
+            np.save(index_dir / "vectors" / f"{vn}.npy", arr)
+    sem_files = {}
+    for i, (cname, arr) in enumerate(sem.items()):
+        np.save(index_dir / "semantic" / f"{i}.npy", arr)
+        sem_files[cname] = f"{i}.npy"
+    manifest.write_text(json.dumps({
+        "format_version": FORMAT_VERSION,
+        "name": spec.name,
+        "records": n,
+        "input_hash": input_hash,
+        "model_id": getattr(embedder, "model_id", None),
+        "vector_sources": {k: list(v) for k, v in spec.vector_sources.items()},
+        "now": spec.now,
+        "graphs": graphs,
+        "semantic": sem_files,
+    }, indent=2))
+
+
+def read_manifest(index_dir: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads((index_dir / "manifest.json").read_text())
+    except FileNotFoundError as exc:
+        raise TargetError(f"no local index at {index_dir}: build it first") from exc
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise TargetError(f"local index at {index_dir} has format "
+                          f"{manifest.get('format_version')}, expected {FORMAT_VERSION}: rebuild it")
+    return manifest
+
+
+def open_index(index_dir: str | Path) -> IndexData:
+    index_dir = Path(index_dir)
+    manifest = read_manifest(index_dir)
+    schema = IndexSchema.load(index_dir / "schema.json")
+    spec = LocalIndexSpec(name=manifest["name"], schema=schema,
+                          vector_sources=manifest.get("vector_sources", {}), now=manifest.get("now"))
+    with open(index_dir / "records.pkl", "rb") as fh:
+        recs = pickle.load(fh)
+    keyword = {f: KeywordField.load(index_dir / "keyword", f) for f in schema.searchable_fields}
+    vectors = {}
+    for f in schema.vector_fields:
+        _m, _efc, efs = _hnsw_params(schema, f.name)
+        vectors[f.name] = VectorField.load(index_dir / "vectors", f.name, efs)
+    sem = {name: np.load(index_dir / "semantic" / file, mmap_mode="r").view(np.ndarray)
+           for name, file in (manifest.get("semantic") or {}).items()}
+    return IndexData(index_dir, spec, manifest, recs, keyword, vectors, sem)

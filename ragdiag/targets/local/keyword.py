@@ -1,0 +1,145 @@
+"""The keyword leg: BM25 (Lucene variant, bm25s) per searchable field, scored on bm25s's arrays.
+
+bm25s builds the index (tokenising, English stemming and stop words, the eager BM25
+score matrix). Queries do not go through bm25s: the query is tokenised with the same
+vocabulary and stemmer, and each query term adds its precomputed column of the CSC score
+matrix (`data`, `indices`, `indptr`, persisted as .npy files and memory-mapped) to a
+float32 score vector, exactly the additions bm25s's `get_scores` makes, without its
+per-call tokenizer set-up, progress bar and `np.add.at`. Opening an index therefore needs
+neither bm25s nor scipy.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragdiag.targets.local.ranking import top_rows
+
+_SPLIT = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default splitter
+
+
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+class KeywordField:
+    """BM25 over one searchable field: vocabulary, stemmer and the eager score matrix."""
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_docs: int,
+                 word_to_col: dict[str, int], stem_to_col: dict[str, int], stopwords: frozenset[str]) -> None:
+        self.data = data
+        self.indices = indices
+        self.indptr = indptr
+        self.n = int(n_docs)
+        self.word_to_col = word_to_col
+        self.stem_to_col = stem_to_col
+        self.stopwords = stopwords
+        self._stem = _stemmer().stemWord
+        self._query_cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
+
+    # ---- building ------------------------------------------------------------------
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> KeywordField:
+        import bm25s
+        from bm25s.tokenization import Tokenizer
+
+        tok = Tokenizer(stemmer=_stemmer(), stopwords="en")
+        ids = tok.tokenize(list(texts), update_vocab=True, return_as="ids", show_progress=False)
+        bm25 = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+        bm25.index(ids, show_progress=False)
+        col_of = {int(k): int(v) for k, v in bm25.vocab_dict.items()}
+        sc = bm25.scores
+        empty = tok.word_to_id.get("")
+        word_to_col = {w: col_of[i] for w, i in tok.word_to_id.items() if w and i in col_of and i != empty}
+        stem_to_col = {s: col_of[i] for s, i in tok.stem_to_sid.items() if s and i in col_of and i != empty}
+        return cls(np.ascontiguousarray(sc["data"], dtype=np.float32),
+                   np.ascontiguousarray(sc["indices"], dtype=np.int32),
+                   np.ascontiguousarray(sc["indptr"], dtype=np.int64), int(sc["num_docs"]),
+                   word_to_col, stem_to_col, frozenset(tok.stopwords or ()))
+
+    # ---- persistence -----------------------------------------------------------------
+    def save(self, folder: Path, name: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for part in ("data", "indices", "indptr"):
+            np.save(folder / f"{name}.{part}.npy", getattr(self, part))
+        (folder / f"{name}.vocab.json").write_text(json.dumps({
+            "n_docs": self.n, "words": self.word_to_col, "stems": self.stem_to_col,
+            "stopwords": sorted(self.stopwords)}), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: Path, name: str) -> KeywordField:
+        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__)
+        arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r").view(np.ndarray)
+                  for part in ("data", "indices", "indptr")]
+        vocab = json.loads((folder / f"{name}.vocab.json").read_text(encoding="utf-8"))
+        return cls(*arrays, vocab["n_docs"], vocab["words"], vocab["stems"], frozenset(vocab["stopwords"]))
+
+    # ---- querying --------------------------------------------------------------------
+    def clear_cache(self) -> None:
+        self._query_cache.clear()
+
+    def query_columns(self, query: str) -> tuple[int, ...]:
+        """Score-matrix columns of the query's terms, repeated terms repeated (as bm25s does)."""
+        hit = self._query_cache.get(query)
+        if hit is not None:
+            return hit
+        cols = []
+        for word in _SPLIT.findall(query.lower()):
+            c = self.word_to_col.get(word)
+            if c is None:
+                if word in self.stopwords:
+                    continue
+                c = self.stem_to_col.get(self._stem(word))
+                if c is None:
+                    continue
+            cols.append(c)
+        out = tuple(cols)
+        self._query_cache[query] = out
+        if len(self._query_cache) > 8192:
+            self._query_cache.popitem(last=False)
+        return out
+
+    def scores(self, query: str) -> np.ndarray | None:
+        """BM25 score of every record for `query` (float32), or None when no query term is known."""
+        cols = self.query_columns(query)
+        if not cols:
+            return None
+        out = np.zeros(self.n, dtype=np.float32)
+        indptr, indices, data = self.indptr, self.indices, self.data
+        for c in cols:
+            a, b = indptr[c], indptr[c + 1]
+            out[indices[a:b]] += data[a:b]  # a column holds each document once
+        return out
+
+
+def text_leg(fields: Mapping[str, KeywordField], text: str, weights: Mapping[str, float],
+             allowed: np.ndarray | None, cap: int, key_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Rows and scores of the keyword leg (top `cap`, ties by key) and how many rows matched.
+
+    Field scores are summed with the scoring profile's text weights; only rows with a
+    positive score that pass the filter (`allowed`) are candidates.
+    """
+    total = None
+    for name, f in fields.items():
+        sc = f.scores(text)
+        if sc is None:
+            continue
+        w = float(weights.get(name, 1.0))
+        total = sc * w if total is None else total + sc * w
+    if total is None:
+        return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32), 0
+    cand = total > 0
+    if allowed is not None:
+        cand &= allowed
+    rows = np.flatnonzero(cand).astype(np.int32)
+    top, scores = top_rows(total[rows], rows, key_rank, cap)
+    return top, scores, int(rows.shape[0])
