@@ -535,3 +535,21 @@ def test_verdict_records_effects_that_round_trip_and_localize(specs):
     # old findings without effects still read; a NaN p-value is "not computed"
     assert Finding.from_dict({"check_id": "x", "status": "pass", "headline": "ok"}).effects == ()
     assert Effect("mrr", 0.1, 0.2, p=float("nan")).p is None
+
+
+def test_wide_table_headers_keep_whole_words_and_long_paths_break_at_separators():
+    from ragdiag.report.tables import _breakable, _widths
+
+    cols = ["site", "class", "kind", "module", "function", "builder", "language", "async", "top", "k",
+            "exhaustive", "query_type", "filter", "vector_fields", "why this class"]
+    row = ["muster_assistant/agents/search_agent.py:44", "request path", "azure_vector_query",
+           "muster_assistant.agents.search_agent", "SearchAgent.find_documents", "-", "python", "yes", "10",
+           "100", "-", "semantic", "{self.acl_filter} and level eq 'document'", "title_vector",
+           "reachable from muster_assistant/api.py:32 template"]
+    widths = _widths([row] * 10, cols, 200)
+    usable = 200 - 2 * len(cols)  # the characters a landscape line holds after cell padding
+    for w, c in zip(widths, cols, strict=True):
+        assert w / 100 * usable >= max(len(x) for x in c.split()), (c, w)
+    assert _breakable("muster_assistant/agents/search_agent.py:44 and x<y") == (
+        "muster_<wbr>assistant/<wbr>agents/<wbr>search_<wbr>agent.<wbr>py:<wbr>44 and x&lt;y")
+    assert _breakable("fact_template") == "fact_template"  # short identifiers stay whole

@@ -76,7 +76,7 @@ table.rd-table.rd-folded td { padding: 1px 3px; white-space: nowrap; overflow-wr
 table.rd-table.rd-folded { width: auto; }
 table.rd-table th, table.rd-table td { border-bottom: 1px solid #d0d7de; padding: 2px 4px;
   text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: normal; }
-table.rd-table th { background: #f6f8fa; font-weight: bold; }
+table.rd-table th { background: #f6f8fa; font-weight: bold; overflow-wrap: normal; }
 table.rd-table th.rd-num { text-align: right; }
 table.rd-table td.rd-num { text-align: right; white-space: nowrap; }
 table.rd-table.rd-fixed { table-layout: fixed; width: 100%; }

@@ -176,16 +176,19 @@ _LINE_CHARS = {" rd-wide": 135, " rd-mid": 120, "": 105}
 
 def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120) -> list[float]:
     """Column widths (percent) from the text they hold: every column at least as wide as its
-    longest unbreakable word (so a short code never breaks or overlaps), the room left shared
+    header's longest word (headers never break mid-word) and its longest short word (so a short
+    code never breaks); long identifiers and paths may break anywhere. The room left is shared
     by what the columns would like to hold (their 90th-percentile text)."""
     mins, wants = [], []
+    # each cell's padding and border take about two characters of the line
+    capacity = max(capacity - 2 * len(columns), len(columns) * 4)
     for j, c in enumerate(columns):
         lens = sorted(len(r[j]) for r in cells) or [0]
         p90 = lens[min(len(lens) - 1, int(0.9 * len(lens)))]
         longest_word = max([len(w) for r in cells for w in r[j].split()] + [0])
         head_word = max([len(w) for w in str(c).split()] + [1])
-        # a bold header word needs a little more room, but a long one may break (cells do not)
-        lo = min(max(longest_word, min(head_word + 1, 10), 3), 18) + 1
+        # a bold header word needs about 10 % more room than its characters
+        lo = max(math.ceil(head_word * 1.1), min(longest_word, 12), 3) + 1
         mins.append(lo)
         wants.append(max(lo, min(p90, 120) + 1))
     if sum(wants) <= capacity:
@@ -196,6 +199,15 @@ def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120)
         out = [lo + extra * (w - lo) / spread for w, lo in zip(wants, mins, strict=True)]
     total = sum(out) or 1
     return [100 * w / total for w in out]
+
+
+_BREAK_AFTER = re.compile(r"([/._:=,])(?=[^\s/._:=,])")
+
+
+def _breakable(text: str) -> str:
+    """Escaped cell text whose long identifiers and paths may wrap after `/ . _ : = ,` (a <wbr>)
+    rather than at an arbitrary letter."""
+    return " ".join(_BREAK_AFTER.sub(r"\1<wbr>", _e(w)) if len(w) > 20 else _e(w) for w in text.split(" "))
 
 
 def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold: bool = False,
@@ -224,7 +236,7 @@ def table_html(t: Table, lang: str = "en", *, max_rows: int | None = None, fold:
 
     def td(j: int, text: str) -> str:
         cls = "rd-num" if num[j] else ("rd-nw" if len(text) <= 12 and " " not in text else "")
-        return f'<td class="{cls}">{_e(text)}</td>' if cls else f"<td>{_e(text)}</td>"
+        return f'<td class="{cls}">{_e(text)}</td>' if cls else f"<td>{_breakable(text)}</td>"
 
     sep = '<th class="rd-gap"></th>'
     head = sep.join("".join(th(j, c) for j, c in enumerate(t.columns)) for _ in range(groups))
