@@ -279,8 +279,12 @@ def test_drift_matrix_replaces_the_call_site_and_drift_tables(specs):
         Evidence("Drift", ("parameter", "kind", "role", "value", "sites", "where"), drift, key="drift")))
     html = R.render_check(f, specs["call_sites"], "en", number=7, figures=False)
     assert "Drift matrix: call sites × the parameters that differ between them" in html
-    row = re.search(r"<tr><td[^>]*>app/m.py:18</td>(.*?)</tr>", html).group(1)
+    # sites by the shortest path tail that tells them apart (full paths stay in the appendix)
+    row = re.search(r"<tr><td[^>]*>m.py:18</td>(.*?)</tr>", html).group(1)
     assert "✗" in row and ">5<" in row
+    from ragdiag.report.tables import _short_sites
+    assert _short_sites(["a/b/x.py:1", "a/c/x.py:1", "a/c/y.py:3"]) == {
+        "a/b/x.py:1": "b/x.py:1", "a/c/x.py:1": "c/x.py:1", "a/c/y.py:3": "y.py:3"}
     assert "Drift: in appendix A.7 (4 rows)." in html
 
 

@@ -75,7 +75,7 @@ table.rd-table.rd-folded { font-size: 6.5pt; width: 100%; }
 table.rd-table.rd-folded td { padding: 1px 3px; white-space: nowrap; overflow-wrap: normal; }
 table.rd-table.rd-folded { width: auto; }
 table.rd-table th, table.rd-table td { border-bottom: 1px solid #d0d7de; padding: 2px 4px;
-  text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: normal; }
+  text-align: left; vertical-align: top; overflow-wrap: break-word; word-break: normal; }
 table.rd-table th { background: #f6f8fa; font-weight: bold; overflow-wrap: normal; }
 table.rd-table th.rd-num { text-align: right; }
 table.rd-table td.rd-num { text-align: right; white-space: nowrap; }

@@ -282,6 +282,21 @@ def summary(check_id: str, key: str, *, replaces: tuple[str, ...] = ()) -> Calla
     return deco
 
 
+def _short_sites(sites: Sequence[str]) -> dict[str, str]:
+    """Each `path:line` site by the shortest path tail that still tells it from the others
+    (`search_agent.py:44` rather than `muster_assistant/agents/search_agent.py:44`), so a summary
+    matrix keeps its room for the parameters; the appendix keeps the full paths."""
+    parts = {s: s.replace("\\", "/").split("/") for s in sites}
+    out: dict[str, str] = {}
+    for s, segs in parts.items():
+        for n in range(1, len(segs) + 1):
+            tail = "/".join(segs[-n:])
+            if sum(1 for o in parts.values() if "/".join(o[-n:]) == tail) == 1:
+                break
+        out[s] = tail
+    return out
+
+
 @summary("call_sites", "call_sites", replaces=("drift",))
 def _drift_matrix(finding: Any, ev: Any, lang: str) -> Table | None:
     """Call sites x drifting parameters: the value each site passes (✓ / ✗ for a clause)."""
@@ -300,7 +315,8 @@ def _drift_matrix(finding: Any, ev: Any, lang: str) -> Table | None:
     sites = sorted({s for vals in params.values() for s in vals})
     label = {"security filter": _t("col_security_filter", lang)}
     cols = [_t("col_site", lang)] + [label.get(p, p.removeprefix("filter: ")) for p in order]
-    rows = [[s] + [params[p].get(s, "") for p in order] for s in sites]
+    short = _short_sites(sites)
+    rows = [[short[s]] + [params[p].get(s, "") for p in order] for s in sites]
     t = Table(cols, ["site"] + [f"p{i}" for i in range(len(order))], rows, _t("drift_matrix", lang),
               _t("drift_matrix_note", lang))
     return t
