@@ -113,7 +113,8 @@ def test_a_clause_removing_every_reachable_relevant_document_reports_100_percent
     assert f.metrics["removed_relevant_share[fact: confidence_score ge 0.85]"] == pytest.approx(1.0)
     assert f.metrics["relevant_unreachable[fact: confidence_score ge 0.85]"] == 2
     unreachable = {r["document"]: r["excluded_by"] for r in f.evidence_table("unreachable_documents").records()}
-    assert unreachable == {"s1": ("level eq 'evidence'",), "D1": ("level eq 'evidence'",)}
+    # a message cell (re-rendered per language): the excluding clauses, joined
+    assert unreachable == {"s1": "level eq 'evidence'", "D1": "level eq 'evidence'"}
     assert f.evidence_table("removed_documents").column("document") == ["d4"]
 
 

@@ -58,7 +58,7 @@ def test_prerank_filters_names_the_confidence_clause_and_what_it_removed(misconf
     assert row["relevant_unreachable"] > row["relevant_reachable"]
     unreachable = f.evidence_table("unreachable_documents").records()
     assert len(unreachable) == row["relevant_unreachable"]
-    assert all(r["excluded_by"] == ("level eq 'evidence'",) for r in unreachable)
+    assert all(r["excluded_by"] == "level eq 'evidence'" for r in unreachable)
     assert "out of the profile's reach (excluded by level eq 'evidence'" in f.headline
     removed = f.evidence_table("removed_documents").records()
     assert removed and all(r["clause"] == "confidence_score ge 0.85" for r in removed)

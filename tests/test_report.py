@@ -14,10 +14,16 @@ from ragdiag import report as R
 from ragdiag.engine.runner import Failure, RunnerStats
 from ragdiag.errors import ConfigError
 from ragdiag.metrics import evaluate
-from ragdiag.model.findings import AuditResult, Evidence, Finding
+from ragdiag.model.findings import AuditResult, Effect, Evidence, Finding
+from ragdiag.model.messages import Message
 from ragdiag.sample.system import sample_dir
 
 SECRET = "pl4nted-S3cret-value-0042"
+
+
+def _cell(html: str, text: str) -> bool:
+    """`text` is a whole table cell of `html` (whatever the cell's class)."""
+    return re.search(r'<td(?: class="[^"]*")?>' + re.escape(R._e(text)) + "</td>", html) is not None
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +64,24 @@ def result() -> AuditResult:
         ),
         Finding(check_id="goldset", status="warn",
                 headline="fewer than 30 cases for intent(s) comparison",
-                recommendations=("grow the goldset to 30-50 cases for comparison",)),
+                recommendations=("grow the goldset to 30-50 cases for comparison",),
+                effects=(Effect("ndcg@10", 0.382, 0.479, p=0.00001, n=213, action="switch to policy 'tuned'",
+                                scope="213 goldset questions",
+                                action_msg=Message("goldset.eff_switch_policy", {"policy": "tuned"}),
+                                scope_msg=Message("common.eff_scope_all", {"n": 213})),)),
+        Finding(check_id="prerank_filters", status="fail",
+                headline="'confidence_score ge 0.85' removes 14 of 41 reachable relevant documents",
+                evidence=(Evidence("Cascades", ("user", "question", "attempts", "filters"),
+                                   tuple(("anna", "What is X?", 3, "group_ids/any(g: search.in(g, 'a|b', '|')) "
+                                          "and c ge 0.85 -> c ge 0.8") for _ in range(12))
+                                   + tuple(("hanna", f"Q{i}?", 2, "c ge 0.85 -> (none)") for i in range(8)),
+                                   key="cascades", column_keys=("user", "question", "attempts", "filters")),),
+                effects=(Effect("ndcg@10", 0.323, 0.454, p=0.009, n=41,
+                                action="remove 'confidence_score ge 0.85' before reranking",
+                                scope="41 fact questions"),
+                         Effect("recall@50", 0.211, 0.309, p=0.0007, n=41,
+                                action="remove 'confidence_score ge 0.85' before reranking",
+                                scope="41 fact questions"))),
         Finding.skipped("call_sites", "no client code folder configured",
                         what_to_supply="[inputs] client_code"),
         Finding.errored("acl_trimming", "request budget exhausted", incomplete={"failed_requests": 9}),
@@ -98,40 +121,73 @@ def test_unknown_language_is_a_config_error(result):
 # title and summary
 
 
-@pytest.mark.parametrize("lang,label,title", [("en", "Client", "Retrieval audit report"),
-                                              ("de", "Kunde", "Retrieval-Audit-Bericht")])
-def test_render_title(result, lang, label, title):
+@pytest.mark.parametrize("lang,title", [("en", "Retrieval audit report"), ("de", "Retrieval-Audit-Bericht")])
+def test_front_page_names_system_date_verdict_and_priorities(result, specs, lang, title):
     html = R.render_title(result, lang, client="ACME <Corp>", system="", name="",
-                          generated="2026-07-01T08:00:00+00:00")
-    assert title in html and label in html
+                          generated="2026-07-01T08:00:00+00:00", specs=specs)
+    assert title in html
     assert "ACME &lt;Corp&gt;" in html and "<Corp>" not in html  # escaped
     assert "Knowledge assistant" in html  # system from the meta when not overridden
-    assert "2026-06-30 12:34 UTC" in html and "2026-07-01 08:00 UTC" in html
+    assert "2026-06-30" in html and "muster-structured (sample)" in html and "misconfigured" in html
+    verdict = {"en": "Not yet sound: 2 of 6 checks found problems that need fixing and 1 found risks to reduce; "
+                     "2 did not run or could not finish",
+               "de": "Noch nicht solide: 2 von 6 Prüfungen fanden Probleme, die behoben werden müssen, und 1 "
+                     "Risiken"}[lang]
+    assert verdict in html
+    policy = {"en": "switching to policy &#x27;tuned&#x27; raises nDCG@10 on 213 goldset questions from 0.382 "
+                    "to 0.479 (p &lt; 0.001)",
+              "de": "der Wechsel auf die Policy &#x27;tuned&#x27; hebt nDCG@10 auf 213 Goldset-Fragen von 0.382 "
+                    "auf 0.479 (p &lt; 0.001)"}[lang]
+    assert policy in html
+    # three priorities: the failing findings first, the one with a measured effect leading
+    prios = re.findall(r'<li class="rd-prio">(.*?)</li>', html)
+    assert len(prios) == 3
+    assert "remove &#x27;confidence_score ge 0.85&#x27; before reranking" in prios[0]
+    assert "41 fact questions: nDCG@10 0.323 → 0.454 (+0.131), p = 0.009" in prios[0]
+    assert R._e(specs["pool_size"].text("title", lang)) in prios[1]
     assert __version__ in html
-    assert "muster-structured (sample)" in html and "misconfigured" in html and "tuned" in html
 
 
-def test_render_title_from_saved_findings_names_the_file(result):
-    html = R.render_title(result, "de", source="/tmp/out/findings.json")
+def test_priorities_rank_by_status_then_significant_effect(result, specs):
+    ranked = R.priorities(result, specs)
+    assert [p.finding.check_id for p in ranked] == ["prerank_filters", "pool_size", "goldset"]
+    assert ranked[0].effect.metric == "ndcg@10" and ranked[0].effect.delta == pytest.approx(0.131)
+    assert ranked[1].effect is None  # nothing measured: the check's plain action
+    assert ranked[1].action == specs["pool_size"].messages["client_action"]["en"]
+    # an effect that is not significant does not lift a finding above a measured one
+    weak = Finding("reranker_scores", "fail", "x", effects=(Effect("ndcg@10", 0.1, 0.9, p=0.4, n=5,
+                                                                   action="a"),))
+    strong = Finding("shared_query_text", "fail", "y", effects=(Effect("ndcg@10", 0.3, 0.35, p=0.01, n=50,
+                                                                       action="b"),))
+    order = [p.finding.check_id for p in R.priorities(AuditResult(findings=(weak, strong)), specs)]
+    assert order == ["shared_query_text", "reranker_scores"]
+
+
+def test_render_title_from_saved_findings_names_the_file(result, specs):
+    html = R.render_title(result, "de", source="/tmp/out/findings.json", specs=specs)
     assert "geladen aus findings.json" in html
     assert "Muster AG" in html
 
 
 @pytest.mark.parametrize("lang", ["en", "de"])
-def test_render_summary_lists_every_check(result, specs, lang):
+def test_render_summary_lists_every_check_in_plain_language(result, specs, lang):
     html = R.render_summary(result, lang, specs)
     for f in result.findings:
         assert R._e(specs[f.check_id].text("title", lang)) in html
         assert f'href="#check-{f.check_id}"' in html
     assert html.count('class="rd-badge') >= len(result.findings)
-    for status in ("FAIL", "WARN", "SKIPPED", "ERROR", "PASS"):
-        assert f">{status}</span>" in html
-    assert "pool 20 &lt; 50" in html  # headline escaped
-    assert "set k = 50 on every vector query" in html  # top recommendation
-    assert "use preFilter" not in html  # only the first one
+    for status in ("fail", "warn", "skipped", "error", "pass"):  # plain words, not the status codes
+        assert f">{R.TEXTS[lang]['st_' + status]}</span>" in html
+    assert ">FAIL<" not in html and ">WARN<" not in html
+    # the client-readable sentence of the check's spec, not the engineer headline
+    assert R._e(specs["pool_size"].messages["client_fail"][lang]) in html
+    assert "pool 20 &lt; 50" not in html
+    assert "nDCG@10 +0.131, p = 0.009" in html  # the measured effect of the fix
     heading = {"en": "Executive summary", "de": "Zusammenfassung"}[lang]
     assert heading in html
-    assert {"en": "5 checks; worst status FAIL.", "de": "5 Prüfungen; schlechtester Status FAIL."}[lang] in html
+    assert {"en": "6 checks: 2 to fix, 1 to improve, 1 in order, 2 not run or incomplete.",
+            "de": "6 Prüfungen: 2 zu beheben, 1 zu verbessern, 1 in Ordnung, 2 nicht ausgeführt oder "
+                  "unvollständig."}[lang] in html
 
 
 def test_summary_without_specs_falls_back_to_finding_titles():
@@ -139,6 +195,7 @@ def test_summary_without_specs_falls_back_to_finding_titles():
                                 Finding("bare", "warn", "hm")))
     html = R.render_summary(res, "en")
     assert "My custom check" in html and "2. bare" in html
+    assert ">fine<" in html  # no client sentence in a spec: the headline
 
 
 # ---------------------------------------------------------------------------
@@ -152,34 +209,92 @@ def test_render_check_sections(result, specs, lang):
     assert f"2. {R._e(spec.text('title', lang))}" in html
     assert R._e(spec.text("question", lang)) in html
     assert R._e(spec.text("why", lang)) in html
-    rule = spec.render_rules(lang)
-    assert "{" not in rule and R._e(rule) in html  # thresholds filled in
+    assert R._e(spec.messages["client_fail"][lang]) in html  # what it means, first
+    assert R._e(spec.render_rules(lang)) not in html  # the status rule is in the appendix (method)
     assert R._e(spec.text("remediation", lang)) in html  # fail: general remediation shown
     assert "pool 20 &lt; 50" in html
     assert "set k = 50 on every vector query" in html and "use preFilter" in html
     assert "failed_requests = 3, requests = 120" in html
-    assert "Configured pool per profile" in html and "level eq 'evidence'" in html
-    assert "measured_pool_median" in html and "41.5" in html and "a text value" in html
-    # evidence truncated to 25 rows, with a note in the report's language
-    assert "case-024" in html and "case-025" not in html
-    note = {"en": "Showing the first 25 of 30 rows",
-            "de": "Gezeigt werden die ersten 25 von 30 Zeilen"}[lang]
-    assert note in html
-    labels = {"en": ("Why it matters", "Status rule", "Evidence", "Recommendations", "Check 2 of 5"),
-              "de": ("Warum es wichtig ist", "Statusregel", "Belege", "Empfehlungen", "Prüfung 2 von 5")}
+    assert "Configured pool per profile" in html and "level eq &#x27;evidence&#x27;" in html
+    # a long per-question table is not printed in the section: the appendix holds it
+    assert "case-000" not in html
+    ref = {"en": "Pool size per question: in appendix A.2 (30 rows).",
+           "de": "Pool size per question: in Anhang A.2 (30 Zeilen)."}[lang]
+    assert ref in html
+    labels = {"en": ("Why it matters", "Evidence", "What to do", "Check 2 of 5"),
+              "de": ("Warum es wichtig ist", "Belege", "Was zu tun ist", "Prüfung 2 von 5")}
     for label in labels[lang]:
         assert label in html
-    assert spec.references[0] in html
     assert 'id="check-pool_size"' in html and 'class="rd-check"' in html
+
+
+def test_render_check_shows_measured_effects_and_collapses_cascades(result, specs):
+    html = R.render_check(result["prerank_filters"], specs["prerank_filters"], "en", number=3, figures=False)
+    assert "Measured effects" in html and "41 fact questions" in html and "+0.131" in html
+    assert "p = 0.009" in html and "p &lt; 0.001" in html
+    # 20 cascade rows become their filter sequences, the identity clause masked
+    assert "[security filter] and c ge 0.85 -&gt; c ge 0.8" in html
+    assert "search.in(g" not in html
+    assert "Full table: appendix A.3." in html
+    appendix = R.render_appendix(None, AuditResult(findings=(result["pool_size"], result["prerank_filters"])),
+                                 "en", specs=specs)
+    assert appendix.count("search.in(g, &#x27;a|b&#x27;, &#x27;|&#x27;)") == 1  # 12 identical rows once
+    assert "20 rows, 9 distinct; × counts identical rows." in appendix
+    assert _cell(appendix, "case-029")  # the full per-question table
+
+
+def test_tables_never_print_nan_and_share_as_percent():
+    ev = Evidence("t", ("run", "share_below", "p_ttest", "wins"), (("a", 0.1478, float("nan"), None),
+                                                                   ("b", None, 0.0000103, "1/2/3")),
+                  column_keys=("run", "share_below", "p_ttest", "wins"))
+    html = R.render_evidence(ev, "de")
+    assert "nan" not in html.lower()
+    assert "15 %" in html and "&lt; 0.001" in html and html.count(">–<") == 3
+
+
+def test_wide_tables_get_column_widths_and_short_wide_ones_are_transposed():
+    from ragdiag.report.tables import Table, table_html
+
+    wide = Table([f"c{i}" for i in range(13)], [f"c{i}" for i in range(13)],
+                 [[f"v{i}-{j}" for i in range(13)] for j in range(5)])
+    html = table_html(wide)
+    assert "rd-fixed" in html and html.count("<col ") == 13 and len(re.findall(r"<th[ >]", html)) == 13
+    one = Table([f"c{i}" for i in range(16)], [f"c{i}" for i in range(16)], [list(range(16))])
+    html = table_html(one)
+    assert html.count("<tr>") == 17  # a header and one row per column
+
+
+def test_drift_matrix_replaces_the_call_site_and_drift_tables(specs):
+    sites = tuple((f"app/m.py:{i}", "azure_search", "m", "f", "", "python", False, 10 if i < 12 else 5,
+                   50, None, "semantic", "x", "v") for i in range(1, 20))
+    drift = (("security filter", "security_clause", "security", "present", 17,
+              tuple(f"app/m.py:{i}" for i in range(1, 18))),
+             ("security filter", "security_clause", "security", "absent", 2, ("app/m.py:18", "app/m.py:19")),
+             ("top", "param", "", "10", 11, tuple(f"app/m.py:{i}" for i in range(1, 12))),
+             ("top", "param", "", "5", 8, tuple(f"app/m.py:{i}" for i in range(12, 20))))
+    f = Finding("call_sites", "fail", "drift", evidence=(
+        Evidence("Search call sites", ("site", "kind", "module", "function", "builder", "language", "async", "top",
+                                       "k", "exhaustive", "query_type", "filter", "vector_fields"), sites,
+                 key="call_sites"),
+        Evidence("Drift", ("parameter", "kind", "role", "value", "sites", "where"), drift, key="drift")))
+    html = R.render_check(f, specs["call_sites"], "en", number=7, figures=False)
+    assert "Drift matrix: call sites × the parameters that differ between them" in html
+    # sites by the shortest path tail that tells them apart (full paths stay in the appendix)
+    row = re.search(r"<tr><td[^>]*>m.py:18</td>(.*?)</tr>", html).group(1)
+    assert "✗" in row and ">5<" in row
+    from ragdiag.report.tables import _short_sites
+    assert _short_sites(["a/b/x.py:1", "a/c/x.py:1", "a/c/y.py:3"]) == {
+        "a/b/x.py:1": "b/x.py:1", "a/c/x.py:1": "c/x.py:1", "a/c/y.py:3": "y.py:3"}
+    assert "Drift: in appendix A.7 (4 rows)." in html
 
 
 def test_render_check_skipped_error_and_empty(result, specs):
     skipped = R.render_check(result["call_sites"], specs["call_sites"], "en", figures=False)
-    assert "SKIPPED" in skipped and "no client code folder configured" in skipped
+    assert ">Not checked<" in skipped and "no client code folder configured" in skipped
     assert "Not run because" in skipped and "supply [inputs] client_code" in skipped
     assert R._e(specs["call_sites"].text("remediation", "en")) not in skipped  # not for skipped
     errored = R.render_check(result["acl_trimming"], specs["acl_trimming"], "de", figures=False)
-    assert "ERROR" in errored and "Unvollständig" in errored and "failed_requests = 9" in errored
+    assert ">Unvollständig<" in errored and "failed_requests = 9" in errored
     assert "Keine." in errored  # no recommendations
     empty = R.render_check(result["reranker_scores"], specs["reranker_scores"], "en", figures=False)
     assert "Empty table" in empty and "(no rows)" in empty
@@ -202,6 +317,17 @@ def test_a_broken_figure_is_not_swallowed(result, specs):
                     if ev.key == "pool_per_question" else ev for ev in f.evidence)
     with pytest.raises(FigureDataError, match="no column 'pool'"):
         R.render_check(replace(f, evidence=renamed), specs["pool_size"], "de")
+
+
+def test_metric_labels_per_language():
+    from ragdiag.report.labels import metric_label
+
+    assert metric_label("hit_rate@10", "de") == "Trefferquote@10"
+    assert metric_label("median_top1[definition]", "de") == "Median des Top-1-Reranker-Scores (definition)"
+    assert metric_label("compare_ndcg@10_delta", "en") == "Δ nDCG@10 (compared policy)"
+    assert metric_label("recall@10_split_channels", "de") == "Recall@10, getrennte Kanäle"
+    assert metric_label("share_top1_below_1.5", "en") == "share of top-1 scores below 1.5"
+    assert metric_label("some_plugin_metric", "de") == "some_plugin_metric"
 
 
 def test_evidence_frame_truncates():
@@ -271,19 +397,25 @@ def test_render_appendix_with_context(result, specs, policy, lang):
     t = R.TEXTS[lang]
     assert R._e(t["profiles"].format(name="misconfigured")) in html
     for name in policy.profiles:
-        assert f"<td>{name}</td>" in html
+        assert _cell(html, name)
     assert R._e(t["gold_per_profile"]) in html and R._e(t["gold_per_intent"]) in html
-    assert "hit_rate@10" in html and "0.6667" in html
+    assert {"en": "hit rate@10", "de": "Trefferquote@10"}[lang] in html and "0.667" in html
     # what was not run
     assert R._e(t["skipped_checks"]) in html and "no client code folder configured" in html
     assert R._e(t["errored_checks"]) in html and "request budget exhausted" in html
     assert R._e(t["incomplete_checks"]) in html
     assert R._e(specs["call_sites"].text("title", lang)) in html
-    assert "HTTP 503 from target" in html and "<td>2</td>" in html and "budget" in html
-    assert "5" in html
-    # versions
-    assert "<td>python</td>" in html and "<td>ragdiag</td>" in html and "<td>pandas</td>" in html
+    assert "HTTP 503 from target" in html and _cell(html, "2") and "budget" in html
+    # how each check decides: the status rule with its thresholds, and the references
+    assert R._e(specs["pool_size"].render_rules(lang)) in html and specs["pool_size"].references[0] in html
+    # the per-question table in full, and the key figures by their display names
+    assert _cell(html, "case-029")
+    assert {"en": "measured pool, median", "de": "gemessener Pool, Median"}[lang] in html
+    # audit details and versions
+    assert _cell(html, "python") and _cell(html, "ragdiag") and _cell(html, "pandas")
     assert "audit.toml" in html and "/x/sample_data" not in html  # file names, not paths
+    assert R._e(t["client"]) in html and "2026-06-30 12:34 UTC" in html
+    assert "effects" in html  # the findings field that holds measured effects is named
 
 
 def test_render_appendix_from_saved_findings(result, policy):
@@ -299,6 +431,7 @@ def test_render_appendix_all_ran():
     res = AuditResult(findings=(Finding("goldset", "pass", "ok"),))
     html = R.render_appendix(None, res, "en")
     assert "Every check ran to completion." in html and "No search request failed." in html
+    assert "nan" not in html
 
 
 # ---------------------------------------------------------------------------
@@ -377,3 +510,50 @@ def test_chromium_missing_is_explained(tmp_path, monkeypatch):
 
 def test_template_is_the_repository_notebook():
     assert R.template_path().name == "audit_report.ipynb" and R.template_path().is_file()
+
+
+# ---------------------------------------------------------------------------
+# measured effects (Finding.effects, Verdict.effect)
+
+
+def test_verdict_records_effects_that_round_trip_and_localize(specs):
+    from ragdiag.checks.base import Verdict, localize
+
+    v = Verdict("prerank_filters", specs["prerank_filters"])
+    v.observed("profile_clauses")
+    e = v.effect("ndcg@10", 0.323, 0.454, p=0.009, n=41, action="eff_drop_clause", scope="eff_scope_intents",
+                 clause="confidence_score ge 0.85", profile="fact_template",
+                 scope_params={"n": 41, "intents": ("fact",)})
+    assert e.delta == pytest.approx(0.131) and e.improves and e.significant
+    assert e.action == "remove 'confidence_score ge 0.85' before reranking" and e.scope == "41 fact questions"
+    f = v.finish()
+    assert f.effects == (e,)
+    d = f.to_dict()["effects"][0]
+    assert {k: d[k] for k in ("metric", "before", "after", "n", "test")} == {
+        "metric": "ndcg@10", "before": 0.323, "after": 0.454, "n": 41, "test": "paired_ttest"}
+    back = Finding.from_dict(f.to_dict())
+    assert back == f
+    de = localize(back, "de", specs).effects[0]
+    assert de.action == "'confidence_score ge 0.85' vor dem Reranking entfernen"
+    assert de.scope == "41 Fragen (Intent fact)"
+    # old findings without effects still read; a NaN p-value is "not computed"
+    assert Finding.from_dict({"check_id": "x", "status": "pass", "headline": "ok"}).effects == ()
+    assert Effect("mrr", 0.1, 0.2, p=float("nan")).p is None
+
+
+def test_wide_table_headers_keep_whole_words_and_long_paths_break_at_separators():
+    from ragdiag.report.tables import _breakable, _widths
+
+    cols = ["site", "class", "kind", "module", "function", "builder", "language", "async", "top", "k",
+            "exhaustive", "query_type", "filter", "vector_fields", "why this class"]
+    row = ["muster_assistant/agents/search_agent.py:44", "request path", "azure_vector_query",
+           "muster_assistant.agents.search_agent", "SearchAgent.find_documents", "-", "python", "yes", "10",
+           "100", "-", "semantic", "{self.acl_filter} and level eq 'document'", "title_vector",
+           "reachable from muster_assistant/api.py:32 template"]
+    widths = _widths([row] * 10, cols, 200)
+    usable = 200 - 2 * len(cols)  # the characters a landscape line holds after cell padding
+    for w, c in zip(widths, cols, strict=True):
+        assert w / 100 * usable >= max(len(x) for x in c.split()), (c, w)
+    assert _breakable("muster_assistant/agents/search_agent.py:44 and x<y") == (
+        "muster_<wbr>assistant/<wbr>agents/<wbr>search_<wbr>agent.<wbr>py:<wbr>44 and x&lt;y")
+    assert _breakable("fact_template") == "fact_template"  # short identifiers stay whole

@@ -20,7 +20,7 @@ from ragdiag.model.findings import AuditResult, Evidence, Finding
 pytestmark = pytest.mark.notebook
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "report"
-STATUS_WORD = r"(PASS|WARN|FAIL|SKIPPED|ERROR)"
+STATUS_WORD = r"(Fix|Improve|OK|Not checked|Incomplete)"
 
 
 def _need(tool: str) -> str:
@@ -47,6 +47,71 @@ def _page_images(pdf: Path, prefix: str) -> list[Path]:
 
 def _words(title: str) -> str:
     return r"\s+".join(re.escape(w) for w in title.split())
+
+
+# ---- the English catalogue as patterns (no English sentence in a German report) ---------------------
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+#: Exempt by rule: a template with fewer than MIN_WORDS words outside its placeholders (labels such
+#: as "k", "p5", "top-1 score", "{n} goldset questions"), and a template whose German text equals
+#: its English one (names and formulas such as "recall@50", "{profile}, {where}", "filter_override").
+MIN_WORDS = 3
+
+
+def english_templates(specs) -> list[tuple[str, str]]:
+    """(where, English text) of every message (common and per check), label, spec text and
+    fixed report text that has a different German text."""
+    from ragdiag.checks.base import _common_tables
+
+    out: list[tuple[str, str]] = []
+
+    def add(where: str, texts) -> None:
+        en, de = texts.get("en"), texts.get("de")
+        if en and en != de:
+            out.append((where, en))
+
+    common_msgs, common_labels = _common_tables()
+    for name, texts in common_msgs.items():
+        add(f"common.{name}", texts)
+    for name, texts in common_labels.items():
+        add(f"labels.common.{name}", texts)
+    for spec in specs.values():
+        for name, texts in (spec.messages or {}).items():
+            add(f"{spec.id}.{name}", texts)
+        for name, texts in (spec.labels or {}).items():
+            add(f"labels.{spec.id}.{name}", texts)
+        for fieldname in ("title", "question", "why", "remediation"):
+            add(f"{spec.id}.{fieldname}", {"en": spec.text(fieldname, "en"), "de": spec.text(fieldname, "de")})
+        add(f"{spec.id}.status_rules", {"en": spec.render_rules("en"), "de": spec.render_rules("de")})
+    for key in R.TEXTS["en"]:
+        add(f"report.{key}", {"en": R.TEXTS["en"][key], "de": R.TEXTS["de"][key]})
+    return out
+
+
+def english_patterns(specs) -> list[tuple[str, str, re.Pattern]]:
+    """Each English template as a literal-text regex, placeholders as (bounded) wildcards; the
+    templates exempt by rule (see MIN_WORDS) are left out."""
+    out = []
+    for where, en in english_templates(specs):
+        literal = _PLACEHOLDER.split(" ".join(en.split()))
+        if len(_WORD.findall(" ".join(literal))) < MIN_WORDS:
+            continue
+        parts = [r"\s+".join(re.escape(w) for w in piece.split(" ")) for piece in literal]
+        out.append((where, en, re.compile(r".{0,400}?".join(parts))))
+    return out
+
+
+def html_text(html: str) -> str:
+    """The visible text of a report's HTML (styles, images and tags removed, entities resolved)."""
+    import html as _html
+
+    html = re.sub(r"(?s)<style.*?</style>", " ", html)
+    html = re.sub(r"<img[^>]*>", " ", html)
+    return " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def english_in(text: str, specs) -> list[tuple[str, str]]:
+    return [(where, en) for where, en, pat in english_patterns(specs) if pat.search(text)]
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +155,18 @@ def saved_findings(tmp_path_factory, specs) -> Path:
 
 
 @pytest.fixture(scope="module")
+def german_sample(tmp_path_factory):
+    """German reports of the misconfigured and the tuned sample, run end to end."""
+    from ragdiag.sample.system import sample_dir
+
+    out = {}
+    for name in ("audit.toml", "audit-tuned.toml"):
+        out[name] = R.build_report(sample_dir() / name, tmp_path_factory.mktemp("report-de-" + name[:-5]),
+                                   lang="de", progress=False, log=None)
+    return out
+
+
+@pytest.fixture(scope="module")
 def german(tmp_path_factory, saved_findings):
     out = tmp_path_factory.mktemp("report-de")
     return R.build_report(None, out, lang="de", findings_json=saved_findings, progress=False,
@@ -114,14 +191,79 @@ def test_pdf_has_every_check_title_with_a_status(english, specs):
     for spec in specs.values():
         title = _words(spec.text("title", "en"))
         assert re.search(title, text), f"title {spec.text('title', 'en')!r} not in the PDF"
-        # the section heading carries the status badge: "N. Title STATUS"
-        assert re.search(rf"\d+\.\s+{title}\s+{STATUS_WORD}\b", text), spec.id
+        # the section heading carries the plain-language status badge: "N. Title Fix"
+        assert re.search(rf"\d+\.\s+{title}\s+{STATUS_WORD}", text), spec.id
     for heading in ("Retrieval audit report", "Executive summary", "Appendix", "Muster AG",
                     "Query profiles of policy 'misconfigured'", "Goldset metrics", "Versions"):
         assert heading in text, heading
+    assert "nan" not in re.findall(r"\b[a-z]+\b", text.lower())
     pages = _page_images(paths.pdf, "en")
     assert len(pages) == 2
     assert all(p.stat().st_size > 1000 for p in pages)
+
+
+def test_page_one_gives_verdict_and_priorities_with_effects(english):
+    paths, _ = english
+    page1 = subprocess.run([_need("pdftotext"), "-f", "1", "-l", "1", str(paths.pdf), "-"], capture_output=True,
+                           check=True).stdout.decode("utf-8")
+    flat = " ".join(page1.split())
+    assert "Muster AG" in flat and "Knowledge assistant (sample)" in flat
+    assert re.search(r"Audit of \d{4}-\d\d-\d\d", flat)
+    assert "Verdict: Not yet sound: 4 of 10 checks found problems" in flat
+    # the strongest business number, on page 1
+    assert re.search(r"switching to policy 'tuned' raises nDCG@10 on 213 goldset questions from 0\.38\d to "
+                     r"0\.4[78]\d \(p < 0\.001\)", flat), flat
+    assert "remove 'confidence_score ge 0.85' before reranking" in flat
+    assert re.search(r"fact questions: nDCG@10 0\.3\d+ → 0\.4\d+ \(\+0\.1\d+\), p = 0\.0\d+", flat), flat
+    page2 = subprocess.run([_need("pdftotext"), "-f", "2", "-l", "2", str(paths.pdf), "-"], capture_output=True,
+                           check=True).stdout.decode("utf-8")
+    assert "Executive summary" in page2 and "What it means" in page2 and "10. Goldset" in page2
+
+
+def test_german_reports_hold_no_english_sentence(german_sample, specs):
+    """Every English template of the catalogue (messages common and per check, labels, spec
+    texts, the report's own texts) as a literal-text pattern: none occurs in the German HTML of
+    the misconfigured or the tuned sample (exempt: templates of fewer than MIN_WORDS words, and
+    those whose German equals the English)."""
+    patterns = english_patterns(specs)
+    assert len(patterns) > 300  # the rule leaves most of the catalogue in
+    for name, paths in german_sample.items():
+        text = html_text(paths.html.read_text(encoding="utf-8"))
+        assert "Prioritäten" in text and "Urteil" in text, name
+        found = english_in(text, specs)
+        assert not found, f"{name}: English in the German report: {found[:10]}"
+        assert "nan" not in re.findall(r"\b[a-z]+\b", text.lower())
+
+
+def test_the_english_pattern_rule_catches_english(specs):
+    from ragdiag.checks.base import catalogue_for
+    from ragdiag.model.messages import Message, render
+
+    cat = catalogue_for(specs.values())
+    msg = Message("pool_size.rec_set_k", {"profile": "definition", "now": ("k=20 (content_vector)",)})
+    text = f"Die Prüfung sagt: {render(msg, 'en', cat)}. Ende."
+    assert "pool_size.rec_set_k" in [w for w, _ in english_in(text, specs)]
+    assert english_in(f"Die Prüfung sagt: {render(msg, 'de', cat)}. Ende.", specs) == []
+
+
+def _page_words(pdf: Path) -> list[int]:
+    out = subprocess.run([_need("pdftotext"), "-layout", str(pdf), "-"], capture_output=True, check=True)
+    return [len(page.split()) for page in out.stdout.decode("utf-8").split("\f") if page.strip()]
+
+
+def test_no_near_empty_pages(english):
+    """Sections flow; only the page closing the details part (before the appendix starts on a
+    new page), the one before the landscape pages of wide tables, and the very last page may be
+    short."""
+    paths, _ = english
+    words = _page_words(paths.pdf)
+    text_pages = subprocess.run([_need("pdftotext"), str(paths.pdf), "-"], capture_output=True,
+                                check=True).stdout.decode("utf-8").split("\f")
+    appendix = next(i for i, page in enumerate(text_pages, 1) if page.lstrip().startswith("Appendix"))
+    wide = next((i for i, page in enumerate(text_pages, 1) if page.lstrip().startswith("G. Wide tables")), 0)
+    short = [i for i, n in enumerate(words, 1) if n < 80]
+    assert all(i in (appendix - 1, wide - 1, len(words)) for i in short), (short, words)
+    assert len(words) < 60
 
 
 def test_html_hides_code(english):
@@ -150,7 +292,7 @@ def test_german_report_uses_the_spec_titles(german, specs):
     for spec in specs.values():
         assert re.search(_words(spec.text("title", "de")), text), spec.text("title", "de")
     for heading in ("Retrieval-Audit-Bericht", "Zusammenfassung", "Anhang", "Warum es wichtig ist",
-                    "Gezeigt werden die ersten 25 von 30 Zeilen"):
+                    "Urteil", "Prioritäten", "Die ersten 10 von 30 Zeilen"):
         assert re.search(_words(heading), text), heading
     html = german.html.read_text(encoding="utf-8")
     assert '<html lang="de">' in html

@@ -231,3 +231,59 @@ def test_tuner_switches_profile(tuner):
     finally:
         tuner.profile_dropdown.value = "definition"
     assert tuner.k_slider.value == 50  # the tuned definition profile is kept
+
+
+# ---- significance markers: Holm across the metrics shown ------------------------------------------
+def test_holm_adjusts_monotone_and_skips_missing():
+    from ragdiag.tuner import holm
+
+    adj = holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": None, "e": float("nan")})
+    assert adj["a"] == pytest.approx(0.03)  # 3 valid tests: 3 * 0.01
+    assert adj["c"] == pytest.approx(0.06)  # 2 * 0.03
+    assert adj["b"] == pytest.approx(0.06)  # max(0.06, 1 * 0.04): monotone
+    assert adj["d"] is None and adj["e"] is None
+    assert holm({"x": 0.9, "y": 0.8})["x"] == 1.0  # capped at 1
+
+
+def test_markers_use_the_holm_corrected_p():
+    from types import SimpleNamespace
+
+    from ragdiag.tuner import TunerResult, metrics_html
+
+    def cmp(p: float, delta: float) -> SimpleNamespace:
+        return SimpleNamespace(a_mean=0.3, b_mean=0.3 + delta, mean_delta=delta, wins=5, ties=1, losses=2,
+                               p_ttest=p, n=8)
+
+    comps = {"ndcg@10": cmp(0.02, 0.05), "recall@10": cmp(0.03, 0.04), "recall@50": cmp(0.04, 0.03),
+             "mrr": cmp(0.5, 0.01)}
+    r = TunerResult(profile=None, baseline=None, cases=[], run=None, baseline_run=None, evaluation=None,
+                    baseline_evaluation=None, comparisons=comps)
+    rows = {x["metric"]: x for x in r.metric_rows()}
+    assert all(rows[m]["p"] < 0.05 for m in ("ndcg@10", "recall@10", "recall@50"))  # each alone: "significant"
+    assert not any(x["significant"] for x in rows.values())  # across the four: not after Holm
+    assert rows["ndcg@10"]["p_holm"] == pytest.approx(0.08)  # smallest of 4: 4 * 0.02
+    assert rows["recall@10"]["p_holm"] == pytest.approx(0.09)  # 3 * 0.03
+    html = metrics_html(r)
+    assert "Holm correction across the 4 metrics shown" in html and "*" not in re.sub(r"<b>.*?</b>|\(.*?\)", "", html)
+    comps["ndcg@10"] = cmp(0.001, 0.05)
+    assert {x["metric"]: x["significant"] for x in r.metric_rows()}["ndcg@10"] is True  # 4 * 0.001 < 0.05
+
+
+@pytest.mark.slow
+def test_tuner_shows_computing_then_the_result_with_its_figure(tuner):
+    seen: list[str] = []
+    busy: list[bool] = []
+    tuner.status_html.observe(lambda c: (seen.append(c["new"]), busy.append(tuner.busy)), names="value")
+    try:
+        tuner.k_slider.value = 37  # a setting not evaluated before: requests run
+    finally:
+        tuner.status_html.unobserve_all()
+    assert "computing…" in seen[0] and busy[0] is True  # shown before the evaluation
+    assert "computing" not in tuner.status_html.value and tuner.busy is False
+    assert "ragdiag-busy" not in tuner.widget._dom_classes and not tuner.save_button.disabled
+    assert "data:image/png;base64," in tuner.figure_html.value
+    assert "Holm" in tuner.metrics_html.value
+    for row in tuner.result.metric_rows():
+        assert row["p_holm"] is None or row["p_holm"] >= row["p"] - 1e-12
+        assert row["significant"] == (row["p_holm"] is not None and row["p_holm"] < 0.05)
+    tuner.k_slider.value = 50

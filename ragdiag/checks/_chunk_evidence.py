@@ -53,7 +53,7 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
         for m, name, bad in MEASURES:
             share = getattr(r, f"{m}_share")
             above = name is not None and (share or 0.0) > limits[name]
-            shares.append((level, m, v.text(v.msg(f"m_{m}")), _count(r, m), None if share is None else round(share, 4),
+            shares.append((level, m, v.msg(f"m_{m}"), _count(r, m), None if share is None else round(share, 4),
                            limits.get(name) if name else None, bad if above else "ok" if name else "info"))
             if not above:
                 continue
@@ -79,8 +79,8 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             share, fname = r.metadata_present.get(role), _role_field(fields, role)
             note = "note_no_field" if not fname else "note_info" if role in ("parent id", "section title") \
                 else "note_parent_for_doc" if role == "document id" and not fields.doc_id else "note_needed"
-            meta.append((level, v.text(_role(v, role)), fname or "-", None if share is None else round(share, 4),
-                         0 if share is None else round(r.chunks * (1 - share)), v.text(v.msg(note))))
+            meta.append((level, _role(v, role), fname or "-", None if share is None else round(share, 4),
+                         0 if share is None else round(r.chunks * (1 - share)), v.msg(note)))
         examples += [(level, m, key, excerpt) for m, _, _ in MEASURES for key, excerpt in r.examples.get(m, ())]
 
     p = reports[primary]

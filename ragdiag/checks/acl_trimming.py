@@ -124,7 +124,7 @@ class AclTrimming(Check):
                 v.recommend("rec_escaping_builder")
         if st.missing:
             v.table("without_identity", "t_without_identity", ("where", "count", "examples"),
-                    [(v.text(w), n, ex) for w, n, ex in st.missing])
+                    [(w, n, ex) for w, n, ex in st.missing])
             v.metric("queries_without_identity", sum(n for _, n, _ in st.missing))
             if bool(spec.threshold("warn_missing_identity")):
                 v.warn("without_identity", parts=tuple(v.msg("mi_count", what=w, n=n) if n else w
@@ -221,7 +221,7 @@ class AclTrimming(Check):
                 verdict = v.msg("verdict_ok")
             rows.append((p.name, _where(p.source), p.security_trimming, p.security_trimming, req.filter or "",
                          sum(1 for vq in p.vector_queries if vq.filter_override), tuple(d.index for d in drops),
-                         v.text(verdict)))
+                         verdict))
         v.table("identity_clause", "t_identity_clause", ("profile", "defined_at", "security_trimming",
                                                          "escaped_search_in", "example_filter", "filter_overrides",
                                                          "dropping_overrides", "verdict"), rows,
@@ -437,7 +437,7 @@ class AclTrimming(Check):
         if rows:
             v.table("leaked_results", "t_leaked", ("identity", "profile", "question", "probe", "leaked_key",
                                                    "its_groups", "rank", "cause"),
-                    [(*r, v.text(v.msg("joined_list", items=cause(r[1])))) for r in rows[:200]],
+                    [(*r, v.msg("joined_list", items=cause(r[1]))) for r in rows[:200]],
                     note="n_leaked" if len(rows) > 200 else None, n=len(rows))
         if len(rows) > int(spec.threshold("max_leaks")):
             by_profile = Counter(r[1] for r in rows)
@@ -458,8 +458,8 @@ class AclTrimming(Check):
             problem = bool(s["admitted"] or s["parse"] or s["outside"])
             verdict = "verdict_widened" if problem else (
                 "verdict_restrictive_own_lost" if control and not all(control) else "verdict_restrictive")
-            rows.append((v.text(v.msg(f"probe_{_slug(s['label'])}")), s["groups"], s["filters"], s["admitted"],
-                         s["parse"], own, s["hits"], s["outside"], v.text(v.msg(verdict))))
+            rows.append((v.msg(f"probe_{_slug(s['label'])}"), s["groups"], s["filters"], s["admitted"],
+                         s["parse"], own, s["hits"], s["outside"], v.msg(verdict)))
         v.table("injection_probes", "t_injection", ("probe", "groups", "filters", "admitted", "parse_errors",
                                                     "own_value_matches", "search_results", "outside_groups",
                                                     "verdict"), rows,
@@ -467,7 +467,7 @@ class AclTrimming(Check):
                 forbidden=FORBIDDEN_GROUP, profile=inj.searched_through or "")
         if inj.detail:
             v.table("injection_failures", "t_injection_failures", ("probe", "profile", "filter", "problem"),
-                    [(v.text(v.msg(f"probe_{_slug(label)}")), prof, flt, v.text(v.msg(f"problem_{code}", detail=d)))
+                    [(v.msg(f"probe_{_slug(label)}"), prof, flt, v.msg(f"problem_{code}", detail=d))
                      for label, prof, flt, code, d in inj.detail[:200]])
 
     # ---- why nothing could be judged ----------------------------------------------------------------

@@ -8,6 +8,9 @@ check runs) and implements `evaluate(ctx, spec, v)`, recording into the `Verdict
   pool measured, a security mechanism verified, a filter clause classified);
 - ``v.fail(name, **params)`` / ``v.warn(...)``: faults, as catalogue messages;
 - ``v.note(...)``, ``v.recommend(...)``, ``v.metric(...)``, ``v.table(...)``, ``v.location(...)``;
+- ``v.effect(metric, before, after, p=..., n=..., action=name, scope=name, **params)``: a
+  measured effect of a change (the metric before and after it on the same questions), which
+  the report turns into a priority with its number;
 - ``v.requests(run)``: the requests it measured (failures are summed across runs, the first
   distinct reasons kept);
 - ``v.passed(name, ...)``: the headline of a pass, saying what was observed;
@@ -37,7 +40,7 @@ from importlib.resources import files
 from typing import Any, ClassVar
 
 from ragdiag.errors import RagdiagError
-from ragdiag.model.findings import Evidence, Finding, Location, RequestFailure
+from ragdiag.model.findings import Effect, Evidence, Finding, Location, RequestFailure
 from ragdiag.model.messages import Catalogue, Message, render
 
 __all__ = [
@@ -191,6 +194,7 @@ class Verdict:
         self.metrics: dict[str, Any] = {}
         self._tables: list[Evidence] = []
         self._locations: list[Location] = []
+        self._effects: list[Effect] = []
         self.observations: Counter[str] = Counter()
         self._requested = 0
         self._failed = 0
@@ -307,6 +311,28 @@ class Verdict:
         except (KeyError, ValueError, IndexError):
             return template
 
+    def effect(self, metric: str, before: Any, after: Any, *, action: str, scope: str | None = None,
+               p: Any = None, n: int | None = None, delta: Any = None, test: str = "paired_ttest",
+               scope_params: Mapping[str, Any] | None = None, **params: Any) -> Effect:
+        """Record a measured effect: `metric` `before` and `after` a change, on the same questions.
+
+        `action` names the message saying what the change is (with `params`), `scope` the
+        message saying where it was measured (with `scope_params`, default `params` plus `n`);
+        `p` is the paired test's p-value, `n` the number of paired questions, `delta` after -
+        before (computed when omitted).
+        """
+        a = self.msg(action, **params)
+        sp = dict(scope_params) if scope_params is not None else {"n": n, **params}
+        sc = self.msg(scope, **sp) if scope else None
+        e = Effect(metric=metric, before=before, after=after, delta=delta, p=p, n=n, test=test,
+                   action=self.text(a), scope=self.text(sc) if sc else "", action_msg=a, scope_msg=sc)
+        self._effects.append(e)
+        return e
+
+    @property
+    def effects(self) -> tuple[Effect, ...]:
+        return tuple(self._effects)
+
     def location(self, file: str, line: int, name: str | None = None, /, *, level: str = "warning",
                  **params: Any) -> None:
         """A code location this finding points at (SARIF `physicalLocation`)."""
@@ -398,6 +424,7 @@ class Verdict:
             figures=tuple(figures) or self.figures,
             observed=dict(self.observations), locations=tuple(self._locations),
             headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
+            effects=tuple(self._effects) if status != "skipped" else (),
         )
 
     def _limited(self, msgs: list[Message]) -> list[Message]:

@@ -287,7 +287,7 @@ class ContextBudgets(Check):
             vals, top = per_profile[name], policy.profiles[name].top
             p50, p95, mx = quantile(vals, 0.5), quantile(vals, 0.95), max(vals)
             rows.append((name, len(vals), top, quantile(sources[name], 0.5), round(p50), round(p95), mx, budget,
-                         v.text(source), sum(x > budget for x in vals), round(window - p95)))
+                         source, sum(x > budget for x in vals), round(window - p95)))
             if p95 > window - reserve:
                 v.fail("window_left", profile=name, p95=p95, left=window - p95, window=window, reserve=reserve)
             if p95 > budget:

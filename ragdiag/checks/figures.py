@@ -4,6 +4,10 @@ Each check draws its own figure (`Check.draw(finding, lang)`) from the finding's
 tables, read by stable table key and column key, never by English title or position. A
 finding loaded from JSON therefore draws the same picture, in any report language: axis
 labels and titles are catalogue messages of the check's spec (``[messages.fig_*]``).
+
+Figures are plain `matplotlib.figure.Figure` objects on their own Agg canvas, never
+registered with pyplot: drawing one neither switches the notebook's backend nor shows it
+twice. They display themselves in Jupyter (and under papermill) as PNG (`_repr_png_`).
 """
 
 from __future__ import annotations
@@ -11,21 +15,59 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["figure", "plt", "text", "column_values", "FigureDataError"]
+__all__ = ["figure", "plt", "text", "column_values", "png_bytes", "FigureDataError"]
 
 
 class FigureDataError(Exception):
     """A finding's evidence lacks what its figure needs (a table or column renamed)."""
 
 
+def _figure_class() -> Any:
+    global _FIGURE_CLASS
+    if _FIGURE_CLASS is None:
+        from matplotlib.figure import Figure
+
+        class CheckFigure(Figure):  # named "Figure" below: it is one, and displays itself
+            """A check's figure: a Figure that displays as PNG in Jupyter (`display(fig)`)."""
+
+            def _repr_png_(self) -> bytes:
+                return png_bytes(self, dpi=100)
+
+        CheckFigure.__name__ = CheckFigure.__qualname__ = "Figure"
+        _FIGURE_CLASS = CheckFigure
+    return _FIGURE_CLASS
+
+
+_FIGURE_CLASS: Any = None
+
+
+class _Figures:
+    """The part of pyplot the checks' `draw` uses (`subplots`), without pyplot's global state."""
+
+    @staticmethod
+    def subplots(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] | None = None,
+                 **kwargs: Any) -> tuple[Any, Any]:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        fig = _figure_class()(figsize=figsize)
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(nrows, ncols, **kwargs)
+        return fig, axes
+
+
 def plt() -> Any:
-    """pyplot on the non-interactive Agg backend (no display needed)."""
-    import matplotlib
+    """What the checks draw with: ``plt().subplots(...)`` gives a `CheckFigure` and its axes on an
+    Agg canvas (no display needed; the notebook's pyplot backend is left as it is)."""
+    return _Figures()
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as pyplot
 
-    return pyplot
+def png_bytes(fig: Any, *, dpi: int = 150) -> bytes:
+    """A figure as PNG bytes (tight bounding box)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
 
 
 @functools.lru_cache(maxsize=1)

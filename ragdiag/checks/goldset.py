@@ -236,6 +236,10 @@ class Goldset(Check):
             c = compare(e, e2, m)
             rows.append((m, c.a_mean, c.b_mean, c.mean_delta, f"{c.wins}/{c.ties}/{c.losses}", c.p_ttest, c.p_wilcoxon))
             v.metric(f"compare_{m}_delta", c.mean_delta)
+            if m in ("ndcg@10", "recall@50") and c.n:
+                v.effect(m, c.a_mean, c.b_mean, p=c.p_ttest, n=c.n, action="eff_switch_policy",
+                         scope="eff_scope_all", policy=ctx.compare_policy.name, current=ctx.policy.name,
+                         scope_params={"n": c.n})
         v.table("comparison", "t_comparison", ("metric", "first_policy", "second_policy", "delta",
                                                "wins_ties_losses", "p_ttest", "p_wilcoxon"),
                 rows, first=ctx.policy.name, second=ctx.compare_policy.name)

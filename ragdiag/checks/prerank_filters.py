@@ -115,7 +115,8 @@ class PrerankFilters(Check):
         v.nothing_observed("no_filter_clause")
 
         sites = profile_sites(policy, role_of)
-        rows = [(_source(v, s), s.profile if s.vq is None else f"{s.profile}, {_where(v, s, True)}", s.clause.text,
+        rows = [(_source(v, s), s.profile if s.vq is None else v.msg("cell_profile_where", profile=s.profile,
+                                                                    where=_where(v, s, True)), s.clause.text,
                  s.role, ", ".join(sorted(s.clause.fields))) for s in sites]
         unclassified = {s.clause.text for s in sites if s.role == "unclassified"}
         v.observed("profile_clauses", sum(s.vq is None and s.role != "unclassified" for s in sites))
@@ -127,7 +128,7 @@ class PrerankFilters(Check):
             f = site.params.get("filter")
             for c in _clauses([f.value] if f is not None and f.resolved and isinstance(f.value, str) else []):
                 role = role_of(c)
-                rows.append((v.text(v.msg("source_code")), f"{site.file}:{site.line}", c.text, role,
+                rows.append((v.msg("source_code"), f"{site.file}:{site.line}", c.text, role,
                              ", ".join(sorted(c.fields))))
                 code[(c.text, role)].append((site.file, site.line))
         log: Counter[tuple[str, str]] = Counter()
@@ -228,7 +229,9 @@ class _Ablation:
                     v.warn("removes_top50", share=avg, **params)
                 continue
             m = self.measure(s, base, dropped)
-            e_with, e_without = base.evaluation(ctx.goldset).aggregate, dropped.evaluation(ctx.goldset).aggregate
+            ev_with, ev_without = base.evaluation(ctx.goldset), dropped.evaluation(ctx.goldset)
+            e_with, e_without = ev_with.aggregate, ev_without.aggregate
+            _effects(v, s, mine, ev_with, ev_without)
             ablation.append(head + (m["removed"], m["reachable"], m["unreachable"], m["share"], None)
                             + tuple(e.get(k) for k in ("recall@10", "recall@50", "ndcg@10") for e in (e_with, e_without)))
             label = f"{s.profile}: {s.clause.text}" + (f" [vector query {s.vq + 1}]" if s.vq is not None else "")
@@ -272,31 +275,46 @@ class _Ablation:
             self.removed += [(s.clause.text, cid, k, without_t.pool.rank_of(k) if without_t.pool is not None else None)
                              for k in sorted(gone)]
             for k in sorted(rel - ok):
-                by = [self._name(c) for c in reasons.get(k, ())] or [self.v.text(self.v.msg("not_in_index"))]
+                by = [self._name(c) for c in reasons.get(k, ())] or [self.v.msg("not_in_index")]
                 excluded.update(by)
-                self.unreachable.append((s.clause.text, cid, k, tuple(by)))
+                self.unreachable.append((s.clause.text, cid, k, self.v.msg("joined", items=tuple(by))))
         return {"removed": removed, "reachable": n_reach, "unreachable": n_unreach,
                 "share": removed / n_reach if n_reach else None,
-                "excluded": tuple(f"{c} ({n})" for c, n in excluded.most_common(3))}
+                "excluded": tuple(self.v.msg("excluded_n", clause=c, n=n) for c, n in excluded.most_common(3))}
 
-    def _name(self, clause: odata.Clause) -> str:
+    def _name(self, clause: odata.Clause) -> Any:
         # identity clauses differ per user: name them by their role, not their groups
-        return self.v.text(self.v.msg("security_clause")) if self.role_of(clause) == "access" else clause.text
+        return self.v.msg("security_clause") if self.role_of(clause) == "access" else clause.text
 
 
 def _where(v: Verdict, s: Site, cell: bool = False) -> Any:
     """Where the clause sits: a message for sentences, a short cell text for tables."""
     if not cell:
         return v.msg("where_filter") if s.vq is None else v.msg("where_override", n=s.vq + 1)
-    return v.text(v.msg("cell_filter") if s.vq is None else v.msg("cell_override", n=s.vq + 1))
+    return v.msg("cell_filter") if s.vq is None else v.msg("cell_override", n=s.vq + 1)
 
 
-def _source(v: Verdict, s: Site) -> str:
-    return v.text(v.msg("source_profile" if s.vq is None else "source_override"))
+def _source(v: Verdict, s: Site) -> Any:
+    return v.msg("source_profile" if s.vq is None else "source_override")
 
 
-def _role(v: Verdict, role: str) -> str:
-    return v.text(v.msg(f"role_{role}"))
+def _role(v: Verdict, role: str) -> Any:
+    return v.msg(f"role_{role}")
+
+
+def _effects(v: Verdict, s: Site, cases: list[Any], ev_with: Any, ev_without: Any) -> None:
+    """nDCG@10 and recall@50 with and without the clause, paired on the profile's questions."""
+    from ragdiag.metrics import compare
+
+    intents = tuple(sorted({c.intent for c in cases if c.intent}))
+    for metric in ("ndcg@10", "recall@50"):
+        if metric not in ev_with.measures or metric not in ev_without.measures:
+            continue
+        c = compare(ev_with, ev_without, metric)
+        if c.n:
+            v.effect(metric, c.a_mean, c.b_mean, p=c.p_ttest, n=c.n, action="eff_drop_clause",
+                     scope="eff_scope_intents", clause=s.clause.text, profile=s.profile,
+                     scope_params={"n": c.n, "intents": intents or (s.profile,)})
 
 
 def _routes_to(policy: Any, case: Any, profile: str) -> bool:

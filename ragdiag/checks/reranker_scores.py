@@ -139,7 +139,7 @@ class RerankerScores(Check):
             if q.profile not in sem:
                 continue
             if t.partial_reason or (t.hits and all(h.reranker_score is None for h in t.hits)):
-                partial.append((q.case.id, q.profile, t.partial_reason or v.text(v.msg("no_score_in_response"))))
+                partial.append((q.case.id, q.profile, t.partial_reason or v.msg("no_score_in_response")))
                 continue
             scores = [h.reranker_score for h in t.hits if h.reranker_score is not None]
             per_query.append((q.case.id, q.intent, q.profile, scores[0] if scores else None))
@@ -186,7 +186,7 @@ class RerankerScores(Check):
                 low.append(name)
             rows.append((name, len(vals), quantile(vals, 0.1), med, quantile(vals, 0.9),
                          quantile(topk[name], 0.5), share(s < band for s in vals), below_t,
-                         v.text(v.msg(f"verdict_{verdict}"))))
+                         v.msg(f"verdict_{verdict}")))
         v.table("scores_per_profile", "t_per_profile",
                 ("profile", "queries", "top1_p10", "top1_median", "top1_p90", "topk_median", "share_below_band",
                  "share_below_threshold", "verdict"), rows, band=band, threshold=share_t)
@@ -202,7 +202,7 @@ class RerankerScores(Check):
             v.note("fields_not_sampled")
         if health:
             v.table("semantic_fields", "t_semantic_fields", ("configuration", "field", "problem"),
-                    [(c, f, v.text(p)) for c, f, p in health])
+                    [(c, f, p) for c, f, p in health])
             v.warn("semantic_fields", problems=tuple(v.msg("field_problem", config=c, field=f, problem=p)
                                                      for c, f, p in health[:3]))
             v.recommend("rec_fix_semantic_config")
@@ -276,8 +276,18 @@ class RerankerScores(Check):
         v.metric("ndcg@10_reranked", with_n)
         v.metric("ndcg@10_fused_order", without_n)
         v.table("rerank_benefit", "t_benefit", ("order", "ndcg10", "recall10", "mrr"),
-                [(v.text(v.msg("order_fused")), without_n, e_without.get("recall@10"), e_without.get("mrr")),
-                 (v.text(v.msg("order_reranked")), with_n, e_with.get("recall@10"), e_with.get("mrr"))])
+                [(v.msg("order_fused"), without_n, e_without.get("recall@10"), e_without.get("mrr")),
+                 (v.msg("order_reranked"), with_n, e_with.get("recall@10"), e_with.get("mrr"))])
+        from ragdiag.metrics import compare
+
+        ev_with = run.evaluation(ctx.goldset).subset(cases)
+        ev_without = plain.evaluation(ctx.goldset).subset(cases)
+        if with_n is not None and without_n is not None and len(ev_with) and "ndcg@10" in ev_with.measures:
+            lowers = with_n < without_n
+            c = compare(ev_with, ev_without, "ndcg@10") if lowers else compare(ev_without, ev_with, "ndcg@10")
+            if c.n:
+                v.effect("ndcg@10", c.a_mean, c.b_mean, p=c.p_ttest, n=c.n,
+                         action="eff_rerank_off" if lowers else "eff_rerank_on", scope="eff_scope_semantic")
         if warn_lower and with_n is not None and without_n is not None and with_n < without_n:
             v.warn("rerank_lowers", fused=without_n, reranked=with_n)
             v.recommend("rec_reranker_worse")

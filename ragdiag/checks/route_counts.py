@@ -138,6 +138,10 @@ class RouteCounts(Check):
             if not earned:
                 v.warn("no_gain", route=intent, profile=prof, best=best, points=cmp.mean_delta * 100,
                        p=cmp.p_ttest)
+                if cmp.n:  # what sending the route's questions through the best single profile does
+                    v.effect("ndcg@10", cmp.b_mean, cmp.a_mean, delta=-cmp.mean_delta, p=cmp.p_ttest, n=cmp.n,
+                             action="eff_merge_route", scope="eff_scope_route", route=intent, best=best,
+                             scope_params={"n": cmp.n, "route": intent})
         if not rows:
             return []
         v.table("route_gain", "t_gain", ("intent", "route_profile", "questions", "ndcg_route", "ndcg_best",

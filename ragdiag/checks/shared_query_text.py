@@ -226,6 +226,9 @@ class SharedQueryText(Check):
                 v.metric(f"{m}_{name}", e.aggregate.get(m))
         v.metric("recall@10_gain", gain)
         cmp = compare(e_base, e_split, "recall@10")
+        for metric, c in (("recall@10", cmp), ("ndcg@10", compare(e_base, e_split, "ndcg@10"))):
+            if c.n:
+                v.effect(metric, c.a_mean, c.b_mean, p=c.p_ttest, n=c.n, action="eff_split", scope="eff_scope_all")
         v.table("split_probe", "t_split", ("run", "recall_10", "ndcg_10", "mrr", "wins_ties_losses", "p_ttest"),
                 [(RUNS[0], *[e_base.aggregate.get(m) for m in SPLIT_METRICS], None, None),
                  (RUNS[1], *[e_split.aggregate.get(m) for m in SPLIT_METRICS],

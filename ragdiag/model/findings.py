@@ -53,13 +53,31 @@ changes incompatibly. Keys may be added without a version change.
           "recommendations": ["Set k to 50 on profile 'definition'."],
           "incomplete": {"failed_requests": 3, "requests": 120},  # {} when complete
           "skipped_reason": "",           # non-empty when status is "skipped"
-          "figures": ["pool_size_histogram"]  # figure names or file paths the report shows
+          "figures": ["pool_size_histogram"], # figure names or file paths the report shows
+          "effects": [                    # measured effects of a change (may be empty)
+            {"metric": "ndcg@10", "before": 0.323, "after": 0.452, "delta": 0.129,
+             "p": 0.0004, "n": 41, "test": "paired_ttest",
+             "action": "remove 'confidence_score ge 0.85' before reranking",
+             "scope": "fact questions",
+             "action_msg": {"$msg": "...", "params": {}}, "scope_msg": {...}}
+          ]
         }
       ]
     }
 
 Evidence cells are numbers, strings, booleans, null, or lists/objects of
 those.
+
+Effects (``Finding.effects``)
+-----------------------------
+A check that *measures* what a change would do records it as an `Effect`: the
+metric, its value before and after the change on the same questions, the delta
+(after - before; higher is better for every retrieval metric ragdiag reports),
+the p-value of the paired test and the number of paired questions. `action`
+says what the change is ("remove 'confidence_score ge 0.85' before
+reranking"), `scope` on which questions it was measured ("fact questions");
+both are catalogue messages, re-rendered by `localized`. The report ranks its
+priorities by status, then by the size of the best improving effect.
 """
 
 from __future__ import annotations
@@ -86,6 +104,7 @@ __all__ = [
     "Finding",
     "RequestFailure",
     "Location",
+    "Effect",
     "AuditResult",
     "EXIT_OK",
     "EXIT_FINDINGS",
@@ -387,7 +406,7 @@ class Evidence:
 
 _FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
                  "title", "question", "incomplete", "skipped_reason", "figures", "failures",
-                 "observed", "locations", "messages")
+                 "observed", "locations", "messages", "effects")
 
 
 def _slug(text: str) -> str:
@@ -436,6 +455,73 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """A measured effect of a change: `metric` before and after it on the same questions.
+
+    `delta` is after - before (computed when not given); `p` the p-value of the paired
+    test named by `test`, `n` the number of paired questions. `action` (what the change
+    is) and `scope` (where it was measured) are rendered texts; `action_msg` and
+    `scope_msg` the catalogue messages they come from (re-rendered per language).
+    """
+
+    metric: str
+    before: float | None
+    after: float | None
+    delta: float | None = None
+    p: float | None = None
+    n: int | None = None
+    action: str = ""
+    scope: str = ""
+    test: str = "paired_ttest"
+    action_msg: Message | None = None
+    scope_msg: Message | None = None
+
+    def __post_init__(self) -> None:
+        where = f"effect {self.metric!r}"
+        if not isinstance(self.metric, str) or not self.metric:
+            raise ValueError(f"an effect names its metric, got {self.metric!r}")
+        for name in ("before", "after", "delta", "p"):
+            object.__setattr__(self, name, _scalar(getattr(self, name), f"{where} {name}"))
+        if self.delta is None and self.before is not None and self.after is not None:
+            object.__setattr__(self, "delta", float(self.after) - float(self.before))
+        n = _scalar(self.n, f"{where} n")
+        object.__setattr__(self, "n", None if n is None else int(n))
+
+    @property
+    def improves(self) -> bool:
+        """True when the change raises the metric (every ragdiag retrieval metric: higher is better)."""
+        return self.delta is not None and self.delta > 1e-9
+
+    @property
+    def significant(self) -> bool:
+        return self.p is not None and self.p < 0.05
+
+    def localized(self, lang: str, catalogue: Catalogue) -> Effect:
+        from dataclasses import replace
+
+        return replace(self, action=render(self.action_msg, lang, catalogue) if self.action_msg else self.action,
+                       scope=render(self.scope_msg, lang, catalogue) if self.scope_msg else self.scope)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"metric": self.metric, "before": self.before, "after": self.after,
+                             "delta": self.delta, "p": self.p, "n": self.n, "test": self.test,
+                             "action": self.action, "scope": self.scope}
+        if self.action_msg is not None:
+            d["action_msg"] = self.action_msg.to_dict()
+        if self.scope_msg is not None:
+            d["scope_msg"] = self.scope_msg.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Effect:
+        return cls(metric=str(d["metric"]), before=d.get("before"), after=d.get("after"), delta=d.get("delta"),
+                   p=d.get("p"), n=d.get("n"), action=str(d.get("action", "")), scope=str(d.get("scope", "")),
+                   test=str(d.get("test", "paired_ttest")),
+                   action_msg=Message.from_dict(d["action_msg"]) if d.get("action_msg") else None,
+                   scope_msg=Message.from_dict(d["scope_msg"]) if d.get("scope_msg") else None)
+
+
+@dataclass(frozen=True)
 class Finding:
     """The result of one check: status, a one-sentence headline, metrics, evidence, fixes.
 
@@ -466,6 +552,8 @@ class Finding:
     headline_msgs: tuple[Message, ...] = ()
     recommendation_msgs: tuple[Message, ...] = ()
     skipped_msg: Message | None = None
+    #: measured effects of the changes the check recommends (see `Effect`)
+    effects: tuple[Effect, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.check_id, str) or not self.check_id:
@@ -494,6 +582,11 @@ class Finding:
         object.__setattr__(self, "figures", _text_tuple(self.figures, f"{where} figures"))
         object.__setattr__(self, "failures", tuple(self.failures))
         object.__setattr__(self, "locations", tuple(self.locations))
+        effects = tuple(self.effects) if not isinstance(self.effects, Effect) else (self.effects,)
+        for e in effects:
+            if not isinstance(e, Effect):
+                raise TypeError(f"{where}: effects must be Effect objects, got {type(e).__name__}")
+        object.__setattr__(self, "effects", effects)
         object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
         object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
         object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
@@ -531,6 +624,7 @@ class Finding:
         changes["evidence"] = tuple(ev.localized(lang, catalogue, labels or {}) for ev in self.evidence)
         changes["locations"] = tuple(replace(loc, message=render(loc.message_msg, lang, catalogue))
                                      if loc.message_msg else loc for loc in self.locations)
+        changes["effects"] = tuple(e.localized(lang, catalogue) for e in self.effects)
         return replace(self, **changes)
 
     # -- constructors -------------------------------------------------------
@@ -577,6 +671,7 @@ class Finding:
             "messages": {"headline": [m.to_dict() for m in self.headline_msgs],
                          "recommendations": [m.to_dict() for m in self.recommendation_msgs],
                          "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
+            "effects": [e.to_dict() for e in self.effects],
         }
 
     @classmethod
@@ -605,6 +700,7 @@ class Finding:
                 headline_msgs=tuple(Message.from_dict(m) for m in msgs.get("headline") or ()),
                 recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
                 skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
+                effects=tuple(Effect.from_dict(e) for e in data.get("effects") or ()),
             )
         except (TypeError, ValueError, KeyError) as exc:
             raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
@@ -644,10 +740,24 @@ class Finding:
         if self.recommendations:
             items = "".join(f"<li>{html.escape(r)}</li>" for r in self.recommendations)
             parts.append(f"<div><b>Recommendations</b><ul>{items}</ul></div>")
-        if self.figures:
-            parts.append("<div><b>Figures:</b> " + ", ".join(html.escape(f) for f in self.figures) + "</div>")
+        png = self._figure_png()
+        if png:
+            parts.append(f'<div><img alt="{html.escape(title)}" src="data:image/png;base64,{png}"/></div>')
         parts.append("</div>")
         return "".join(parts)
+
+    def _figure_png(self) -> str | None:
+        """The check's figure of this finding as base64 PNG (None: nothing to draw, or no
+        matplotlib); a figure that fails to draw is left out of the display, not raised."""
+        import base64
+
+        try:
+            from ragdiag.checks.figures import figure, png_bytes
+
+            fig = figure(self)
+            return base64.b64encode(png_bytes(fig, dpi=100)).decode("ascii") if fig is not None else None
+        except Exception:  # noqa: BLE001 - a notebook display must not crash on a figure
+            return None
 
 
 # ---------------------------------------------------------------------------

@@ -7,12 +7,24 @@ Debian's chromium). Before anything is written, every output is scanned for the
 values of secret-looking environment variables.
 
 The notebook's cells are short calls into this package: `report_context` runs the
-audit (or loads saved findings) and the ``render_*`` functions are pure: they
+audit (or loads saved findings) and renders every computed text in the report's
+language (`ragdiag.checks.localize`); the ``render_*`` functions are pure: they
 turn findings, check specs and an audit context into HTML strings, so they are
 unit-testable without a kernel. Fixed texts exist in English and German; check
-texts come from the checklist specs.
+texts come from the checklist specs, metric names from `labels`.
 
-The modules: `texts` (the fixed texts), `format` (HTML formatting helpers),
+The report reads as a client would: page 1 (`render_title`) names the system and
+the date, gives the verdict in one sentence (`verdict`) and the three priorities
+with their measured effect (`priorities`: failing, then warning findings, ranked
+by the largest significant improvement in ``Finding.effects``); page 2
+(`render_summary`) is one table in plain language; then one section per check
+(`render_check`: what it means, what was found and measured, figure, evidence with
+long tables summarised by `tables`, what to do) and the appendix
+(`render_appendix`: full tables, policy, goldset metrics, method, what was not
+run, audit details).
+
+The modules: `texts` (the fixed texts), `labels` (metric names), `tables` (cells,
+collapsed duplicates, summaries of long evidence), `format` (HTML formatting helpers),
 `context` (what the notebook holds), `render` (the sections), `secrets` (the
 secret scan), `notebook` (parameters and kernel execution), `export` (HTML and
 PDF) and `build` (`build_report`).
@@ -40,13 +52,18 @@ from ragdiag.report.render import (
     profiles_frame,
     render_appendix,
     render_check,
+    render_details,
     render_summary,
     render_title,
     routes_frame,
     versions_frame,
 )
+from ragdiag.report.render import best_effect as best_effect
+from ragdiag.report.render import client_sentence as client_sentence
 from ragdiag.report.render import figure_png as figure_png
+from ragdiag.report.render import priorities as priorities
 from ragdiag.report.render import render_evidence as render_evidence
+from ragdiag.report.render import verdict as verdict
 from ragdiag.report.secrets import MIN_SECRET_LEN as MIN_SECRET_LEN
 from ragdiag.report.secrets import SECRET_NAME as SECRET_NAME
 from ragdiag.report.secrets import assert_no_secrets, find_secrets, secret_values
@@ -68,6 +85,7 @@ __all__ = [
     "render_title",
     "render_summary",
     "render_check",
+    "render_details",
     "render_appendix",
     "evidence_frame",
     "profiles_frame",

@@ -84,6 +84,10 @@ def report_context(config: str | Path | None = "", *, client: str = "", system: 
         policy = ctx.policy
         checklist = cfg.checklist
     specs = load_checklist(checklist) if checklist else load_checklist()
+    # every computed text in the report's language, whatever language the findings were saved in
+    from ragdiag.checks.base import localize
+
+    result = localize(result, lang, specs)
     meta_cfg = dict(result.meta.get("config") or {})
     return ReportContext(
         result=result, specs=specs, lang=lang,

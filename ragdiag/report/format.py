@@ -56,23 +56,32 @@ def _now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def _badge(status: str) -> str:
+def _badge(status: str, label: str | None = None) -> str:
+    """A coloured status badge; `label` is its text (default: the status in capitals)."""
     colour = _STATUS_COLOURS.get(status, "#6e7781")
     return (f'<span class="rd-badge rd-{_e(status)}" style="background:{colour};color:#fff;'
             f'border-radius:3px;padding:1px 6px;font-weight:bold;font-size:85%;white-space:nowrap">'
-            f"{_e(status.upper())}</span>")
+            f"{_e(status.upper() if label is None else label)}</span>")
 
 
-def _frame_html(frame: Any, lang: str = "en", *, note: str = "") -> str:
-    """A DataFrame as a report table (cells formatted, escaped); wide tables get a smaller font."""
-    cols = len(frame.columns)
-    size = " rd-wide" if cols >= 7 else (" rd-mid" if cols >= 5 else "")
-    shown = frame.copy()
-    for col in shown.columns:
-        shown[col] = [_fmt(v, lang) for v in shown[col]]
-    table = shown.to_html(index=False, escape=True, border=0, classes=f"rd-table{size}", na_rep="–")
+def _frame_html(frame: Any, lang: str = "en", *, note: str = "", keys: Sequence[str] | None = None) -> str:
+    """A DataFrame as a report table: cells formatted by column (missing values "–", never
+    "nan"), escaped; duplicate column labels are kept apart. `keys` are the columns' stable
+    keys (default: the labels)."""
+    from ragdiag.report.tables import Table, table_html
+
+    cols = [str(c) for c in frame.columns]
+    rows = [[None if _missing(v) else v for v in r] for r in frame.itertuples(index=False, name=None)]
+    table = table_html(Table(cols, list(keys or cols), rows), lang)
     note_html = f'<p class="rd-note">{_e(note)}</p>' if note else ""
     return table + note_html
+
+
+def _missing(v: Any) -> bool:
+    try:
+        return v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType")
+    except (TypeError, ValueError):
+        return False
 
 
 def _frame(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> Any:

@@ -1,4 +1,4 @@
-"""The report's sections as HTML: title page, summary, one check (figure, evidence), appendix.
+"""The report's sections as HTML: page 1 (verdict, priorities), summary, one check, appendix.
 
 The renderers are pure: they turn findings, check specs and an audit context
 into HTML strings, so they are unit-testable without a kernel.
@@ -7,17 +7,30 @@ into HTML strings, so they are unit-testable without a kernel.
 from __future__ import annotations
 
 import base64
-import io
 import platform
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragdiag import __version__
 from ragdiag.errors import RagdiagError
-from ragdiag.report.format import _badge, _date, _e, _fmt, _frame, _frame_html, _now_iso
-from ragdiag.report.texts import _check_lang, _t
+from ragdiag.model.findings import SEVERITY
+from ragdiag.report.format import _badge, _date, _e, _frame, _frame_html, _now_iso
+from ragdiag.report.labels import metric_label
+from ragdiag.report.tables import (
+    APPENDIX_MAX_ROWS,
+    Table,
+    body_tables,
+    fmt_cell,
+    fmt_number,
+    fmt_p,
+    is_landscape,
+    is_share_key,
+    table_html,
+)
+from ragdiag.report.texts import TEXTS, _check_lang, _t
 
 MAX_EVIDENCE_ROWS = 25
 KEY_PACKAGES: tuple[str, ...] = (
@@ -27,45 +40,179 @@ KEY_PACKAGES: tuple[str, ...] = (
 
 
 # ---------------------------------------------------------------------------
-# title page and summary
+# priorities and the verdict
 
 
-def render_title(result: Any, lang: str = "en", *, client: str = "", system: str = "",
-                 name: str = "", source: str = "", generated: str | None = None) -> str:
-    """The title page: client, system, dates, ragdiag version, target and policy names."""
+@dataclass(frozen=True)
+class Priority:
+    """One of the front page's priorities: a finding, what to do, and its measured effect."""
+
+    number: int  # the check's position in the report
+    finding: Any
+    action: str
+    effect: Any  # Effect | None
+    title: str
+
+
+def _statuses(result: Any) -> Counter[str]:
+    return Counter(f.status for f in result.findings)
+
+
+def best_effect(finding: Any) -> Any:
+    """The finding's improving effect with the largest delta, significant ones first (or None)."""
+    improving = [e for e in getattr(finding, "effects", ()) if e.improves]
+    if not improving:
+        return None
+    return max(improving, key=lambda e: (e.significant, e.delta))
+
+
+def _effect_rank(finding: Any) -> float:
+    e = best_effect(finding)
+    return e.delta if e is not None and e.significant else -1.0
+
+
+def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = "en",
+               limit: int = 3) -> list[Priority]:
+    """The front page's priorities: failing, then warning findings, each ranked by its best
+    significant improving effect (delta of the metric), then by check order."""
+    specs = specs or {}
+    cat = _catalogue(specs)
+    numbered = list(enumerate(result.findings, start=1))
+    cands = [(n, f) for n, f in numbered if f.status in ("fail", "warn")]
+    cands.sort(key=lambda nf: (-SEVERITY[nf[1].status], -_effect_rank(nf[1]), nf[0]))
+    out = []
+    for n, f in cands[:limit]:
+        spec = specs.get(f.check_id)
+        e = best_effect(f)
+        if e is not None and e.significant and e.action:
+            action = e.action
+        else:
+            e = e if e is not None and e.significant else None
+            action = _client_text(f, spec, lang, cat, "client_action") or _first_part(f, lang, cat)
+        out.append(Priority(n, f, action, e, _check_title(f, spec, lang)))
+    return out
+
+
+def _catalogue(specs: Mapping[str, Any]) -> Any:
+    from ragdiag.checks.base import catalogue_for
+
+    return catalogue_for(list(specs.values()))
+
+
+def _client_text(finding: Any, spec: Any, lang: str, cat: Any, name: str) -> str:
+    """A client-readable message of the check's spec (``client_<status>``, ``client_action``)."""
+    from ragdiag.model.messages import Message, render
+
+    msg_id = f"{finding.check_id}.{name}"
+    if spec is None or msg_id not in cat:
+        return ""
+    return render(Message(msg_id), lang, cat)
+
+
+def _first_part(finding: Any, lang: str, cat: Any) -> str:
+    from ragdiag.model.messages import render
+
+    if finding.headline_msgs:
+        return render(finding.headline_msgs[0], lang, cat)
+    return finding.headline.split("; ")[0]
+
+
+def _headline_parts(finding: Any, lang: str, cat: Any) -> list[str]:
+    from ragdiag.model.messages import render
+
+    if finding.headline_msgs:
+        return [render(m, lang, cat) for m in finding.headline_msgs]
+    return [finding.headline]
+
+
+def _effect_line(e: Any, lang: str) -> str:
+    return _t("priority_effect", lang, scope=e.scope or "–", metric=metric_label(e.metric, lang),
+              before=fmt_number(e.before, lang, decimals=3), after=fmt_number(e.after, lang, decimals=3),
+              delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
+
+
+def _effect_short(e: Any, lang: str) -> str:
+    return _t("effect_short", lang, metric=metric_label(e.metric, lang),
+              delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
+
+
+def verdict(result: Any, lang: str = "en") -> str:
+    """The overall verdict in one sentence: statuses, and what the compared policy measures."""
+    st = _statuses(result)
+    n = len(result.findings)
+    others = st["skipped"] + st["error"]
+    if st["fail"]:
+        text = _t("verdict_fail", lang, fails=st["fail"], n=n, warns=st["warn"])
+    elif st["warn"]:
+        text = _t("verdict_warn", lang, warns=st["warn"], n=n)
+    else:
+        text = _t("verdict_pass", lang, passes=st["pass"], n=n)
+    if others:
+        text += _t("verdict_others", lang, others=others)
+    policy_effect = next((e for f in result.findings if f.check_id == "goldset" for e in f.effects
+                          if e.metric == "ndcg@10" and e.action_msg is not None
+                          and "policy" in e.action_msg.params), None)
+    if policy_effect is not None and policy_effect.significant and policy_effect.delta:
+        key = "verdict_policy_better" if policy_effect.improves else "verdict_policy_worse"
+        text += _t(key, lang, policy=policy_effect.action_msg.params["policy"],
+                   metric=metric_label(policy_effect.metric, lang), n=policy_effect.n,
+                   before=fmt_number(policy_effect.before, lang, decimals=3),
+                   after=fmt_number(policy_effect.after, lang, decimals=3),
+                   p=fmt_p(policy_effect.p, lang))
+    return text + _t("verdict_end", lang)
+
+
+# ---------------------------------------------------------------------------
+# page 1 and the summary
+
+
+def _status_badge(status: str, lang: str) -> str:
+    return _badge(status, _t(f"st_{status}", lang) if f"st_{status}" in TEXTS[lang] else status)
+
+
+def render_title(result: Any, lang: str = "en", *, client: str = "", system: str = "", name: str = "",
+                 source: str = "", generated: str | None = None, specs: Mapping[str, Any] | None = None) -> str:
+    """Page 1: the system, the date, the verdict in one sentence and the three priorities with
+    their measured effect; a one-line note on the audit (its details are in the appendix)."""
+    _check_lang(lang)
     meta = result.meta
     cfg = meta.get("config") or {}
-    target = meta.get("target") or ""
-    kind = (cfg.get("target") or {}).get("kind")
-    if kind and target:
-        target = f"{target} ({kind})"
-    compare = cfg.get("compare_profiles")
-    rows = [
-        ("client", client or cfg.get("client") or "–"),
-        ("system", system or cfg.get("system") or "–"),
-        ("audit", name or cfg.get("name") or "–"),
-        ("audit_date", _date(meta.get("date"))),
-        ("report_date", _date(generated or _now_iso())),
-        ("version", meta.get("ragdiag_version") or __version__),
-        ("target", target or "–"),
-        ("policy", meta.get("policy") or "–"),
-    ]
-    if compare:
-        rows.append(("compare_policy", Path(str(compare)).stem))
-    rows.append(("findings_source", _t("source_json", lang, path=Path(source).name) if source
-                 else _t("source_live", lang)))
-    rows.append(("language", lang))
-    body = "".join(f"<tr><th>{_e(_t(k, lang))}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    specs = specs or {}
     heading = client or cfg.get("client") or ""
     sub = system or cfg.get("system") or ""
-    return (
-        '<section class="rd-title-page">'
-        f'<h1 class="rd-doc-title">{_e(_t("report_title", lang))}</h1>'
-        + (f'<p class="rd-subtitle">{_e(heading)}{" – " + _e(sub) if sub else ""}</p>' if heading or sub else "")
-        + f'<table class="rd-meta">{body}</table>'
-        f'<p class="rd-intro">{_e(_t("intro", lang))}</p>'
-        "</section>"
-    )
+    target = meta.get("target") or "–"
+    kind = (cfg.get("target") or {}).get("kind")
+    if kind and target != "–":
+        target = f"{target} ({kind})"
+    date = _date(meta.get("date"))[:10] if meta.get("date") else "–"
+    parts = ['<section class="rd-title-page">',
+             f'<h1 class="rd-doc-title">{_e(_t("report_title", lang))}</h1>']
+    if heading or sub:
+        parts.append(f'<p class="rd-subtitle">{_e(heading)}{" – " + _e(sub) if sub else ""}</p>')
+    parts.append(f'<p class="rd-date">{_e(_t("front_date", lang, date=date, policy=meta.get("policy") or "–", target=target))}</p>')
+    parts.append(f'<div class="rd-verdict rd-verdict-{_e(result.worst())}"><b>{_e(_t("verdict_label", lang))}:</b> '
+                 f'{_e(verdict(result, lang))}</div>')
+    prios = priorities(result, specs, lang)
+    parts.append(f'<h2 class="rd-prio-head">{_e(_t("priorities", lang))}</h2>')
+    if not prios:
+        parts.append(f"<p>{_e(_t('priorities_none', lang))}</p>")
+    else:
+        cat = _catalogue(specs)
+        items = []
+        for p in prios:
+            measured = (_effect_line(p.effect, lang) if p.effect is not None
+                        else _t("priority_unmeasured", lang, finding=_first_part(p.finding, lang, cat)))
+            items.append(f'<li class="rd-prio">{_status_badge(p.finding.status, lang)} <b>{_e(p.action)}</b>'
+                         f'<br><span class="rd-prio-effect">{_e(measured)}</span>'
+                         f'<br><span class="rd-prio-from"><a href="#check-{_e(p.finding.check_id)}">'
+                         f'{_e(_t("priority_from", lang, n=p.number, title=p.title))}</a></span></li>')
+        parts.append(f'<ol class="rd-prios">{"".join(items)}</ol>')
+        parts.append(f'<p class="rd-note">{_e(_t("priorities_rule", lang))}</p>')
+    parts.append(f'<p class="rd-about">{_e(_t("about_line", lang, audit=name or cfg.get("name") or "–", client=heading or "–", version=meta.get("ragdiag_version") or __version__, generated=_date(generated or _now_iso())))}'
+                 + (f" · {_e(_t('findings_source', lang))}: {_e(_t('source_json', lang, path=Path(source).name))}"
+                    if source else "") + "</p>")
+    parts.append("</section>")
+    return "".join(parts)
 
 
 def _check_title(finding: Any, spec: Any, lang: str) -> str:
@@ -74,30 +221,43 @@ def _check_title(finding: Any, spec: Any, lang: str) -> str:
     return finding.title or finding.check_id
 
 
-def _top_recommendation(finding: Any) -> str:
-    return finding.recommendations[0] if finding.recommendations else ""
+def client_sentence(finding: Any, spec: Any, lang: str, cat: Any = None) -> str:
+    """What a finding means for the client, in one plain sentence."""
+    if finding.status == "skipped":
+        return _t("client_skipped", lang, reason=finding.skipped_reason or finding.headline)
+    if finding.status == "error":
+        return _t("client_error", lang)
+    cat = cat if cat is not None else _catalogue({finding.check_id: spec} if spec is not None else {})
+    return _client_text(finding, spec, lang, cat, f"client_{finding.status}") or finding.headline
 
 
 def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> str:
-    """The executive summary: every check with its status badge, headline, top recommendation."""
+    """The one-page summary: per check its plain-language status, what it means for the client,
+    and the measured effect of its fix."""
+    _check_lang(lang)
     specs = specs or {}
-    counts = result.status_counts()
-    badges = " ".join(f"{_badge(s)}&nbsp;{n}" for s, n in counts.items() if n)
+    cat = _catalogue(specs)
+    st = _statuses(result)
     rows = []
     for i, f in enumerate(result.findings, start=1):
-        title = _check_title(f, specs.get(f.check_id), lang)
-        rec = _top_recommendation(f)
+        spec = specs.get(f.check_id)
+        title = _check_title(f, spec, lang)
+        e = best_effect(f)
         rows.append(
-            f"<tr><td>{_badge(f.status)}</td>"
+            f'<tr><td class="rd-st">{_status_badge(f.status, lang)}</td>'
             f'<td><a href="#check-{_e(f.check_id)}">{i}. {_e(title)}</a></td>'
-            f"<td>{_e(f.headline)}</td><td>{_e(rec) if rec else '–'}</td></tr>")
-    head = "".join(f"<th>{_e(_t(k, lang))}</th>" for k in
-                   ("col_status", "col_check", "col_headline", "col_top_rec"))
+            f"<td>{_e(client_sentence(f, spec, lang, cat))}</td>"
+            f'<td class="rd-eff">{_e(_effect_short(e, lang)) if e is not None else "–"}</td></tr>')
+    head = "".join(f"<th>{_e(_t(k, lang))}</th>" for k in ("col_status", "col_check", "col_client", "col_effect"))
+    counts = _t("summary_counts", lang, n=len(result.findings), fails=st["fail"], warns=st["warn"],
+                passes=st["pass"], others=st["skipped"] + st["error"])
     return (
         '<section class="rd-summary">'
         f'<h2>{_e(_t("summary", lang))}</h2>'
-        f'<p>{_e(_t("counts", lang, n=len(result.findings), worst=result.worst().upper()))} {badges}</p>'
-        f'<table class="rd-table rd-summary-table"><thead><tr>{head}</tr></thead>'
+        f"<p>{_e(counts)}</p>"
+        '<table class="rd-table rd-summary-table"><colgroup><col style="width:13%"/><col style="width:21%"/>'
+        '<col style="width:46%"/><col style="width:20%"/></colgroup>'
+        f'<thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table>'
         "</section>"
     )
@@ -113,49 +273,57 @@ def evidence_frame(evidence: Any, max_rows: int = MAX_EVIDENCE_ROWS) -> tuple[An
     return frame.head(max_rows), len(frame)
 
 
-def render_evidence(evidence: Any, lang: str = "en", *, max_rows: int = MAX_EVIDENCE_ROWS) -> str:
-    """One evidence table (truncated, with a note saying so)."""
-    frame, total = evidence_frame(evidence, max_rows)
-    parts = [f'<div class="rd-evidence"><h4>{_e(evidence.title)}</h4>']
-    if evidence.note:
-        parts.append(f'<p class="rd-note">{_e(evidence.note)}</p>')
-    if total == 0:
+def _table_block(t: Table, lang: str, *, title: str | None = None, notes: Sequence[str] = (),
+                 fold: bool = False, max_rows: int | None = None, heading: str = "h4",
+                 landscape: bool = False) -> str:
+    """A titled table with its notes; `landscape`: sized for a landscape page (the caller puts
+    it on one: the appendix's wide tables), else it wraps on the portrait page."""
+    parts = ['<div class="rd-evidence">']
+    title = t.title if title is None else title
+    if title:
+        parts.append(f"<{heading}>{_e(title)}</{heading}>")
+    if t.note:
+        parts.append(f'<p class="rd-note">{_e(t.note)}</p>')
+    if not t.rows:
         parts.append(f'<p class="rd-note">{_e(_t("no_rows", lang))}</p>')
     else:
-        note = _t("truncated", lang, shown=max_rows, total=total) if total > max_rows else ""
-        parts.append(_frame_html(frame, lang, note=note))
+        parts.append(table_html(t, lang, fold=fold, max_rows=max_rows, landscape=landscape))
+    for n in [*t.notes, *notes]:
+        parts.append(f'<p class="rd-note">{_e(n)}</p>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def render_evidence(evidence: Any, lang: str = "en", *, max_rows: int = MAX_EVIDENCE_ROWS) -> str:
+    """One evidence table (identical rows collapsed; cut to `max_rows` with a note saying so)."""
+    t = Table.of(evidence).collapsed(lang)
+    notes = [_t("truncated", lang, shown=max_rows, total=len(t.rows))] if len(t.rows) > max_rows else []
+    return _table_block(t, lang, notes=notes, max_rows=max_rows)
 
 
 def figure_png(finding: Any, *, dpi: int = 150, lang: str = "en") -> str | None:
     """The finding's figure (drawn by its check, `ragdiag.checks.figures.figure`) as base64 PNG,
     or None when the finding has nothing to draw. Errors propagate: a figure that cannot be
     drawn from its evidence is a bug to see, not a gap in the client's report."""
-    from ragdiag.checks.figures import figure
+    from ragdiag.checks.figures import figure, png_bytes
 
     fig = figure(finding, lang)
     if fig is None:
         return None
-    import matplotlib.pyplot as plt
-
-    try:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return base64.b64encode(png_bytes(fig, dpi=dpi)).decode("ascii")
 
 
 def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
-    """Metrics as a compact two-pair-per-row table."""
+    """Metrics as a compact two-pair-per-row table, by their display names."""
     items = list(metrics.items())
     half = (len(items) + 1) // 2
     left, right = items[:half], items[half:]
+
     def pair(k: str, v: Any) -> str:
         num = isinstance(v, int | float) and not isinstance(v, bool)
         cls = ' class="rd-num"' if num else ""
-        return f"<td>{_e(k)}</td><td{cls}>{_e(_fmt(v, lang))}</td>"
+        text = fmt_number(v, lang, share=is_share_key(k)) if num else fmt_cell(v, k, lang)
+        return f"<td>{_e(metric_label(k, lang))}</td><td{cls}>{_e(text)}</td>"
 
     rows = []
     for i, (k, v) in enumerate(left):
@@ -166,38 +334,57 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
+def _effects_html(effects: Sequence[Any], lang: str) -> str:
+    rows = [[e.action, e.scope, metric_label(e.metric, lang), fmt_number(e.before, lang, decimals=3),
+             fmt_number(e.after, lang, decimals=3), fmt_number(e.delta, lang, signed=True, decimals=3),
+             fmt_p(e.p, lang)] for e in effects]
+    t = Table([_t(k, lang) for k in ("col_change", "col_scope", "col_metric", "col_before", "col_after")]
+              + ["Δ", "p"], ["change", "scope", "metric", "before", "after", "delta", "p_text"], rows,
+              _t("effects", lang), _t("effects_note", lang))
+    return _table_block(t, lang, heading="h3")
+
+
+def render_details(result: Any, lang: str = "en") -> str:
+    """The heading of the part with one section per check (starts a new page)."""
+    _check_lang(lang)
+    return f'<section class="rd-details-head"><h2 class="rd-part">{_e(_t("details", lang))}</h2></section>'
+
+
 def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | None = None,
                  total: int | None = None, figures: bool = True,
                  max_rows: int = MAX_EVIDENCE_ROWS) -> str:
-    """One check's section: texts from the spec, the finding, figure, evidence, fixes."""
+    """One check's section: what it means, what was found and measured, the figure, the evidence
+    (long tables summarised; the appendix prints them in full) and what to do."""
     _check_lang(lang)
+    cat = _catalogue({finding.check_id: spec} if spec is not None else {})
     title = _check_title(finding, spec, lang)
     question = spec.text("question", lang) if spec is not None else finding.question
     why = spec.text("why", lang) if spec is not None else ""
-    rule = spec.render_rules(lang) if spec is not None else ""
     remediation = spec.text("remediation", lang) if spec is not None else ""
     prefix = f"{number}. " if number is not None else ""
     parts = [f'<section class="rd-check" id="check-{_e(finding.check_id)}">']
     if number is not None and total is not None:
         parts.append(f'<p class="rd-kicker">{_e(_t("check_of", lang, n=number, total=total))}</p>')
-    parts.append(f"<h2>{_e(prefix + title)} {_badge(finding.status)}</h2>")
-    parts.append(f'<p class="rd-id"><code>{_e(finding.check_id)}</code></p>')
+    parts.append(f"<h2>{_e(prefix + title)} {_status_badge(finding.status, lang)}</h2>")
+    parts.append(f'<p class="rd-client">{_e(client_sentence(finding, spec, lang, cat))}</p>')
     if question:
         parts.append(f'<p class="rd-question"><b>{_e(_t("question", lang))}:</b> <i>{_e(question)}</i></p>')
     if why:
-        parts.append(f'<h3>{_e(_t("why", lang))}</h3><p>{_e(why)}</p>')
-    if rule:
-        parts.append(f'<h3>{_e(_t("rule", lang))}</h3><p class="rd-rule">{_e(rule)}</p>')
-    parts.append(f'<h3>{_e(_t("finding", lang))}</h3>'
-                 f'<p class="rd-headline">{_badge(finding.status)} {_e(finding.headline)}</p>')
+        parts.append(f'<h3>{_e(_t("why", lang))}</h3><p class="rd-why">{_e(why)}</p>')
+    parts.append(f'<h3>{_e(_t("finding", lang))}</h3>')
+    heads = _headline_parts(finding, lang, cat)
+    if len(heads) > 1:
+        parts.append('<ul class="rd-headline">' + "".join(f"<li>{_e(h)}</li>" for h in heads) + "</ul>")
+    else:
+        parts.append(f'<p class="rd-headline">{_e(heads[0] if heads else finding.headline)}</p>')
     if finding.skipped_reason:
         parts.append(f'<p><b>{_e(_t("skipped_reason", lang))}:</b> {_e(finding.skipped_reason)}</p>')
     if finding.incomplete:
         counts = ", ".join(f"{k} = {v}" for k, v in finding.incomplete.items())
         parts.append(f'<p class="rd-incomplete"><b>{_e(_t("incomplete", lang))}:</b> '
                      f'{_e(_t("incomplete_text", lang, counts=counts))}</p>')
-    if finding.metrics:
-        parts.append(f'<h3>{_e(_t("metrics", lang))}</h3>{_metrics_html(finding.metrics, lang)}')
+    if finding.effects:
+        parts.append(_effects_html(finding.effects, lang))
     if figures:
         png = figure_png(finding, lang=lang)
         if png:
@@ -205,7 +392,12 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
                          f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
     if finding.evidence:
         parts.append(f'<h3>{_e(_t("evidence", lang))}</h3>')
-        parts.extend(render_evidence(ev, lang, max_rows=max_rows) for ev in finding.evidence)
+        for ev, body in body_tables(finding, lang):
+            ref = _t("see_appendix", lang, n=number) if number is not None else ""
+            if body.table is None:
+                parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=ev.title, n=number if number is not None else "", rows=len(ev.rows)))}</p>')
+                continue
+            parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
     parts.append(f'<h3>{_e(_t("recommendations", lang))}</h3>')
     if finding.recommendations:
         items = "".join(f"<li>{_e(r)}</li>" for r in finding.recommendations)
@@ -213,10 +405,7 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
     else:
         parts.append(f"<p>{_e(_t('none', lang))}</p>")
     if remediation and finding.status in ("warn", "fail"):
-        parts.append(f'<h4>{_e(_t("remediation", lang))}</h4><p class="rd-remediation">{_e(remediation)}</p>')
-    if spec is not None and spec.references:
-        refs = "".join(f"<li>{_e(r)}</li>" for r in spec.references)
-        parts.append(f'<h4>{_e(_t("references", lang))}</h4><ul class="rd-refs">{refs}</ul>')
+        parts.append(f'<p class="rd-remediation"><b>{_e(_t("remediation", lang))}:</b> {_e(remediation)}</p>')
     parts.append("</section>")
     return "".join(parts)
 
@@ -302,9 +491,46 @@ def _failures_frame(failures: Iterable[Any], lang: str) -> Any:
     return _frame(rows, [_t("col_kind", lang), _t("col_reason", lang), _t("col_count", lang)])
 
 
+def _goldset_html(frame: Any, lang: str) -> str:
+    keys = [str(c) for c in frame.columns]
+    shown = frame.copy()
+    shown.columns = [metric_label(c, lang) for c in keys]
+    return _frame_html(shown, lang, keys=keys)
+
+
+def _meta_rows(result: Any, lang: str, *, client: str, system: str, name: str, source: str,
+               generated: str | None) -> list[tuple[str, Any]]:
+    meta = result.meta
+    cfg = meta.get("config") or {}
+    target = meta.get("target") or ""
+    kind = (cfg.get("target") or {}).get("kind")
+    if kind and target:
+        target = f"{target} ({kind})"
+    rows = [
+        ("client", client or cfg.get("client") or "–"),
+        ("system", system or cfg.get("system") or "–"),
+        ("audit", name or cfg.get("name") or "–"),
+        ("audit_date", _date(meta.get("date"))),
+        ("report_date", _date(generated or _now_iso())),
+        ("version", meta.get("ragdiag_version") or __version__),
+        ("target", target or "–"),
+        ("policy", meta.get("policy") or "–"),
+    ]
+    compare = cfg.get("compare_profiles")
+    if compare:
+        rows.append(("compare_policy", Path(str(compare)).stem))
+    rows.append(("findings_source", _t("source_json", lang, path=Path(source).name) if source
+                 else _t("source_live", lang)))
+    rows.append(("language", lang))
+    return rows
+
+
 def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = None,
-                    specs: Mapping[str, Any] | None = None, generated: str | None = None) -> str:
-    """Profiles, goldset metrics, what was not run and why, versions.
+                    specs: Mapping[str, Any] | None = None, generated: str | None = None,
+                    client: str = "", system: str = "", name: str = "", source: str = "") -> str:
+    """A. the full evidence tables and key figures per check, B. the policy's profiles and
+    routes, C. goldset metrics, D. how each check decides, E. what was not run and why,
+    F. the audit's details, inputs and versions.
 
     `ctx` is the `AuditContext` (None when the report was rendered from saved
     findings: goldset metrics and runner failures are then not available).
@@ -314,17 +540,43 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
     policy = policy if policy is not None else getattr(ctx, "policy", None)
     parts = [f'<section class="rd-appendix"><h2>{_e(_t("appendix", lang))}</h2>']
 
-    # A. profiles and routes
+    def title(f: Any) -> str:
+        return _check_title(f, specs.get(f.check_id), lang)
+
+    # A. full evidence tables and key figures
+    parts.append(f"<h3>A. {_e(_t('app_evidence', lang))}</h3>")
+    parts.append(f'<p class="rd-note">{_e(_t("app_evidence_intro", lang, max=APPENDIX_MAX_ROWS))}</p>')
+    wide: list[str] = []  # landscape tables, printed together at the end (no half-empty page before each)
+    for n, f in enumerate(result.findings, start=1):
+        full = [ev for ev, body in body_tables(f, lang) if body.in_appendix]
+        if not full and not f.metrics:
+            continue
+        parts.append(f'<div class="rd-app-check"><h4 id="app-{_e(f.check_id)}">A.{n} {_e(title(f))}</h4>')
+        for ev in full:
+            t = Table.of(ev).collapsed(lang)
+            notes = ([_t("truncated", lang, shown=APPENDIX_MAX_ROWS, total=len(t.rows))]
+                     if len(t.rows) > APPENDIX_MAX_ROWS else [])
+            if is_landscape(t):
+                parts.append(f'<p class="rd-note">{_e(_t("in_wide", lang, title=t.title, rows=len(t.rows)))}</p>')
+                wide.append(_table_block(t, lang, title=f"A.{n} {title(f)}: {t.title}", notes=notes,
+                                         max_rows=APPENDIX_MAX_ROWS, heading="h4", landscape=True))
+                continue
+            parts.append(_table_block(t, lang, notes=notes, fold=True, max_rows=APPENDIX_MAX_ROWS, heading="h5"))
+        if f.metrics:
+            parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang)}")
+        parts.append("</div>")
+
+    # B. profiles and routes
     if policy is None:
-        parts.append(f"<h3>{_e(_t('profiles', lang, name='–'))}</h3><p>{_e(_t('no_policy', lang))}</p>")
+        parts.append(f"<h3>B. {_e(_t('profiles', lang, name='–'))}</h3><p>{_e(_t('no_policy', lang))}</p>")
     else:
-        parts.append(f"<h3>A. {_e(_t('profiles', lang, name=policy.name))}</h3>")
+        parts.append(f"<h3>B. {_e(_t('profiles', lang, name=policy.name))}</h3>")
         parts.append(_frame_html(profiles_frame(policy, lang), lang))
         parts.append(f"<h4>{_e(_t('routes', lang, name=policy.name))}</h4>")
         parts.append(_frame_html(routes_frame(policy, lang), lang))
 
-    # B. goldset metrics
-    parts.append(f"<h3>B. {_e(_t('gold_metrics', lang, name=getattr(policy, 'name', '–')))}</h3>")
+    # C. goldset metrics
+    parts.append(f"<h3>C. {_e(_t('gold_metrics', lang, name=getattr(policy, 'name', '–')))}</h3>")
     if ctx is None:
         parts.append(f"<p>{_e(_t('gold_from_json', lang))}</p>")
     elif ctx.goldset is None or policy is None:
@@ -335,20 +587,32 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
         except RagdiagError as exc:
             parts.append(f"<p>{_e(_t('gold_failed', lang, error=exc))}</p>")
         else:
-            parts.append(f"<h4>{_e(_t('gold_per_profile', lang))}</h4>{_frame_html(per_profile, lang)}")
-            parts.append(f"<h4>{_e(_t('gold_per_intent', lang))}</h4>{_frame_html(per_intent, lang)}")
+            parts.append(f"<h4>{_e(_t('gold_per_profile', lang))}</h4>{_goldset_html(per_profile, lang)}")
+            parts.append(f"<h4>{_e(_t('gold_per_intent', lang))}</h4>{_goldset_html(per_intent, lang)}")
 
-    # C. what was not run
-    parts.append(f"<h3>C. {_e(_t('not_run', lang))}</h3>")
+    # D. method
+    parts.append(f"<h3>D. {_e(_t('app_method', lang))}</h3>")
+    parts.append(f'<p>{_e(_t("intro", lang))}</p>')
+    for n, f in enumerate(result.findings, start=1):
+        spec = specs.get(f.check_id)
+        if spec is None:
+            continue
+        parts.append(f'<div class="rd-method"><h4>D.{n} {_e(title(f))} <code>{_e(f.check_id)}</code></h4>')
+        rule = spec.render_rules(lang)
+        if rule:
+            parts.append(f'<p class="rd-rule"><b>{_e(_t("rule", lang))}:</b> {_e(rule)}</p>')
+        if spec.references:
+            refs = "".join(f"<li>{_e(r)}</li>" for r in spec.references)
+            parts.append(f'<p class="rd-refs-head">{_e(_t("references", lang))}:</p><ul class="rd-refs">{refs}</ul>')
+        parts.append("</div>")
+
+    # E. what was not run
+    parts.append(f"<h3>E. {_e(_t('not_run', lang))}</h3>")
     skipped = [f for f in result.findings if f.status == "skipped"]
     errored = [f for f in result.findings if f.status == "error"]
     incomplete = [f for f in result.findings if f.incomplete]
     if not (skipped or errored or incomplete):
         parts.append(f"<p>{_e(_t('all_ran', lang))}</p>")
-
-    def title(f: Any) -> str:
-        return _check_title(f, specs.get(f.check_id), lang)
-
     if skipped:
         frame = _frame([[title(f), f.check_id, f.skipped_reason or f.headline] for f in skipped],
                        [_t("col_check", lang), "id", _t("col_reason", lang)])
@@ -376,16 +640,28 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
     else:
         parts.append(f"<p>{_e(_t('no_failures', lang))}</p>")
 
-    # D. inputs and versions
+    # F. audit details, inputs and versions
+    parts.append(f"<h3>F. {_e(_t('audit_details', lang))}</h3>")
+    meta_rows = _meta_rows(result, lang, client=client, system=system, name=name, source=source,
+                           generated=generated)
+    body = "".join(f"<tr><th>{_e(_t(k, lang))}</th><td>{_e(v)}</td></tr>" for k, v in meta_rows)
+    parts.append(f'<table class="rd-meta">{body}</table>')
     cfg = result.meta.get("config") or {}
     inputs = [[k, Path(str(v)).name if isinstance(v, str) and ("/" in v or "\\" in v) else v]
               for k, v in cfg.items() if k in ("config", "profiles", "compare_profiles", "goldset",
                                                "query_log", "client_code") and v]
-    parts.append(f"<h3>D. {_e(_t('versions', lang))}</h3>")
     if inputs:
         parts.append(f"<h4>{_e(_t('inputs', lang))}</h4>")
         parts.append(_frame_html(_frame(inputs, [_t("col_input", lang), _t("value", lang)]), lang))
-    parts.append(_frame_html(versions_frame(lang), lang))
+    parts.append(f"<h4>{_e(_t('versions', lang))}</h4>")
+    versions = versions_frame(lang)
+    parts.append(table_html(Table([str(c) for c in versions.columns], ["package", "version"],
+                                  [list(r) for r in versions.itertuples(index=False, name=None)]),
+                            lang, fold=True, fold_min_rows=6))
+    parts.append(f'<p class="rd-note">{_e(_t("effects_field", lang))}</p>')
     parts.append(f'<p class="rd-note">{_e(_t("generated", lang, date=_date(generated or _now_iso()), version=__version__))}</p>')
+    if wide:  # G. wide tables: one landscape stretch at the very end
+        parts.append(f'<div class="rd-landscape"><h3>G. {_e(_t("app_wide", lang))}</h3>'
+                     + "".join(wide) + "</div>")
     parts.append("</section>")
     return "".join(parts)

@@ -15,11 +15,15 @@ The computation is separate from the widgets and testable without a frontend:
   is the tuned `Profile` (fields left at the baseline's value stay untouched);
 - `evaluate_profile(ctx, profile, baseline) -> TunerResult`: pool sizes, top-1
   reranker scores and nDCG@10 / recall@10 / recall@50 / MRR against the baseline
-  with paired t-tests;
+  with paired t-tests, whose significance markers are Holm-corrected across the four
+  metrics shown (`holm`, `CORRECTION`);
 - `drilldown(trace, qrels) -> [DrillRow]`: where each relevant document of one
   question is (keyword leg, vector legs, fused pool, rerank window, final rank)
   and where it was lost;
-- `pool_html`, `scores_html`, `metrics_html`, `drill_html`: the outputs as HTML.
+- `pool_html`, `scores_html`, `metrics_html`, `drill_html`: the outputs as HTML;
+  `tuner_figure` / `figure_html`: pool sizes, top-1 scores and metric deltas as a figure.
+
+While a change is evaluated the widget shows "computing…" (`ProfileTuner.busy`).
 
 The modules: `state` (the knobs), `evaluate` (runs, comparisons, drill-down),
 `html` (the outputs) and `widget` (`ProfileTuner`, loaded on first use so that
@@ -32,6 +36,7 @@ import importlib
 from typing import Any
 
 from ragdiag.tuner.evaluate import ALPHA as ALPHA
+from ragdiag.tuner.evaluate import CORRECTION as CORRECTION
 from ragdiag.tuner.evaluate import (
     METRICS,
     DrillRow,
@@ -45,9 +50,17 @@ from ragdiag.tuner.evaluate import (
 )
 from ragdiag.tuner.evaluate import POOL_MIN as POOL_MIN
 from ragdiag.tuner.evaluate import SCORE_OK as SCORE_OK
+from ragdiag.tuner.evaluate import holm as holm
 from ragdiag.tuner.evaluate import key_outside as key_outside
 from ragdiag.tuner.evaluate import top1_score as top1_score
-from ragdiag.tuner.html import drill_html, metrics_html, pool_html, scores_html
+from ragdiag.tuner.html import (
+    drill_html,
+    figure_html,
+    metrics_html,
+    pool_html,
+    scores_html,
+    tuner_figure,
+)
 from ragdiag.tuner.html import pool_text as pool_text
 from ragdiag.tuner.html import score_text as score_text
 from ragdiag.tuner.state import TunerState, filter_clauses, profile_changes
@@ -71,6 +84,7 @@ __all__ = [
     "TunerResult",
     "TunerState",
     "drill_html",
+    "figure_html",
     "drilldown",
     "evaluate_profile",
     "filter_clauses",
@@ -82,4 +96,5 @@ __all__ = [
     "run_profile",
     "score_summary",
     "scores_html",
+    "tuner_figure",
 ]

@@ -26,6 +26,23 @@ METRICS = (NDCG_10, RECALL_10, RECALL_50, MRR)
 POOL_MIN = RERANK_WINDOW  # a pool below the reranker's window starves it
 SCORE_OK = 2.0  # reranker score of a "somewhat relevant" top-1 (0..4 scale)
 ALPHA = 0.05
+#: the multiple-comparison correction of the significance markers: Holm across the metrics shown
+CORRECTION = "Holm"
+
+
+def holm(pvalues: Mapping[str, float | None]) -> dict[str, float | None]:
+    """Holm-Bonferroni adjusted p-values of a family of tests (None / NaN stay None).
+
+    Sorted ascending, the i-th of m p-values (0-based) becomes ``min(1, (m - i) * p)``, kept
+    monotone; "adjusted p < alpha" then controls the family-wise error rate at alpha.
+    """
+    valid = sorted((float(p), k) for k, p in pvalues.items() if p is not None and not math.isnan(float(p)))
+    out: dict[str, float | None] = dict.fromkeys(pvalues)
+    running, m = 0.0, len(valid)
+    for i, (p, k) in enumerate(valid):
+        running = max(running, min(1.0, (m - i) * p))
+        out[k] = running
+    return out
 
 
 # ---- which questions ---------------------------------------------------------------
@@ -143,15 +160,16 @@ class TunerResult:
         return None if ev is None else ev.aggregate.get(name)
 
     def metric_rows(self) -> list[dict[str, Any]]:
-        """Per metric: baseline, tuned, mean delta, p (paired t-test), significance marker."""
+        """Per metric: baseline, tuned, mean delta, p (paired t-test), p_holm (Holm-adjusted
+        across the metrics shown) and the significance marker, which uses p_holm < ALPHA."""
+        shown = [(m, self.comparisons[m]) for m in METRICS if m in self.comparisons]
+        adjusted = holm({m: c.p_ttest for m, c in shown})
         rows = []
-        for m in METRICS:
-            c = self.comparisons.get(m)
-            if c is None:
-                continue
+        for m, c in shown:
+            p_holm = adjusted[m]
             rows.append({"metric": m, "baseline": c.a_mean, "tuned": c.b_mean, "delta": c.mean_delta,
                          "wins": c.wins, "ties": c.ties, "losses": c.losses, "p": c.p_ttest,
-                         "significant": c.significant(ALPHA), "n": c.n})
+                         "p_holm": p_holm, "significant": p_holm is not None and p_holm < ALPHA, "n": c.n})
         return rows
 
     def trace(self, case_id: str, baseline: bool = False) -> Trace | None:

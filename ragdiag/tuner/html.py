@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragdiag.tuner.evaluate import ALPHA, POOL_MIN, SCORE_OK, DrillRow, TunerResult
+from ragdiag.tuner.evaluate import ALPHA, CORRECTION, POOL_MIN, SCORE_OK, DrillRow, TunerResult
 
 _POOL_BINS: tuple[tuple[str, int, float], ...] = (
     ("0", 0, 1), ("1-9", 1, 10), ("10-24", 10, 25), ("25-49", 25, 50), ("50-99", 50, 100),
@@ -84,7 +84,8 @@ def scores_html(result: TunerResult) -> str:
 
 
 def metrics_html(result: TunerResult) -> str:
-    """nDCG@10, recall@10, recall@50, MRR: baseline, tuned, delta (* = paired t-test p < 0.05)."""
+    """nDCG@10, recall@10, recall@50, MRR: baseline, tuned, delta (* = paired t-test p < 0.05
+    after the Holm correction across the metrics shown)."""
     rows = result.metric_rows()
     if not rows:
         return "<div><b>Goldset metrics</b>: no goldset judgments for these questions</div>"
@@ -95,12 +96,67 @@ def metrics_html(result: TunerResult) -> str:
         mark = "*" if r["significant"] else ""
         body.append(f"<tr><td>{html.escape(r['metric'])}</td><td>{r['baseline']:.3f}</td>"
                     f"<td>{r['tuned']:.3f}</td><td style='color:{colour}'>{d:+.3f}{mark}</td>"
-                    f"<td>{r['wins']}/{r['ties']}/{r['losses']}</td><td>{_f(r['p'], 3)}</td></tr>")
+                    f"<td>{r['wins']}/{r['ties']}/{r['losses']}</td><td>{_f(r['p'], 3)}</td>"
+                    f"<td>{_f(r['p_holm'], 3)}</td></tr>")
     n = rows[0]["n"]
     return (f"<div class='ragdiag-metrics'><b>Goldset metrics</b> ({n} judged questions; "
-            f"* paired t-test p &lt; {ALPHA})<table style='font-size:90%'><tr><th>metric</th>"
-            "<th>baseline</th><th>tuned</th><th>Δ</th><th>wins/ties/losses</th><th>p</th></tr>"
+            f"* paired t-test p &lt; {ALPHA} after the {CORRECTION} correction across the {len(rows)} "
+            "metrics shown)<table style='font-size:90%'><tr><th>metric</th>"
+            "<th>baseline</th><th>tuned</th><th>Δ</th><th>wins/ties/losses</th><th>p</th>"
+            f"<th>p ({CORRECTION})</th></tr>"
             + "".join(body) + "</table></div>")
+
+
+def tuner_figure(result: TunerResult) -> Any:
+    """The tuned profile against its baseline as a figure: pool size and top-1 reranker score per
+    question, and the metric deltas with their (Holm-corrected) significance markers."""
+    from ragdiag.checks.figures import plt
+
+    fig, axes = plt().subplots(1, 3, figsize=(10.5, 2.9))
+    pools = [max(x, 1) for x in result.baseline_pool_sizes], [max(x, 1) for x in result.pool_sizes]
+    if any(pools):
+        axes[0].boxplot([p or [1] for p in pools], tick_labels=["baseline", "tuned"])
+        axes[0].set_yscale("log")
+        axes[0].axhline(POOL_MIN, color="red", linestyle="--", linewidth=1)
+    axes[0].set_title(f"pool after filters (window {POOL_MIN})", fontsize=9)
+    scores = ([s for s in result.baseline_top1_scores if s is not None],
+              [s for s in result.top1_scores if s is not None])
+    bins = [i / 4 for i in range(17)]
+    if scores[0] or scores[1]:
+        axes[1].hist([scores[0], scores[1]], bins=bins, label=["baseline", "tuned"], color=["#bbbbbb", "#f58518"])
+        axes[1].axvline(SCORE_OK, color="black", linestyle="--", linewidth=1)
+        axes[1].legend(fontsize=7)
+    axes[1].set_title("top-1 reranker score", fontsize=9)
+    rows = result.metric_rows()
+    if rows:
+        deltas = [r["delta"] for r in rows]
+        axes[2].bar([r["metric"] for r in rows], deltas,
+                    color=["#2a7d2a" if d > 0 else "#b22222" for d in deltas])
+        axes[2].axhline(0, color="black", linewidth=0.8)
+        for i, r in enumerate(rows):
+            if r["significant"]:
+                axes[2].annotate("*", (i, r["delta"]), ha="center", va="bottom" if r["delta"] >= 0 else "top",
+                                 fontsize=12)
+        axes[2].tick_params(axis="x", labelsize=7)
+    axes[2].set_title(f"Δ tuned - baseline (* {CORRECTION} p < {ALPHA})", fontsize=9)
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def figure_html(result: TunerResult) -> str:
+    """`tuner_figure` as an inline PNG."""
+    import base64
+
+    from ragdiag.checks.figures import png_bytes
+
+    png = base64.b64encode(png_bytes(tuner_figure(result), dpi=80)).decode("ascii")
+    return f"<img class='ragdiag-tuner-figure' alt='tuned against baseline' src='data:image/png;base64,{png}'/>"
+
+
+BUSY_HTML = ("<div class='ragdiag-status ragdiag-busy' style='color:#9a6700'><b>computing…</b> "
+             "evaluating the change on the questions routed to this profile</div>")
 
 
 def drill_html(rows: Sequence[DrillRow], *, baseline_rows: Sequence[DrillRow] = (),

@@ -31,7 +31,14 @@ from ragdiag.tuner.evaluate import (
     profile_cases,
     run_profile,
 )
-from ragdiag.tuner.html import drill_html, metrics_html, pool_html, scores_html
+from ragdiag.tuner.html import (
+    BUSY_HTML,
+    drill_html,
+    figure_html,
+    metrics_html,
+    pool_html,
+    scores_html,
+)
 from ragdiag.tuner.state import TunerState, filter_clauses
 
 K_MAX = 200
@@ -123,6 +130,9 @@ class ProfileTuner:
         self.pool_html = W.HTML()
         self.pool_html.add_class("ragdiag-pool")
         self.scores_html = W.HTML()
+        self.figure_html = W.HTML()
+        self.figure_html.add_class("ragdiag-figure")
+        self.busy = False
         self.drill_dropdown = W.Dropdown(description="question", style={"description_width": "70px"},
                                          layout=W.Layout(width="95%"))
         self.drill_html = W.HTML()
@@ -141,7 +151,7 @@ class ProfileTuner:
             section("Save"), self.save_path, self.save_what,
             W.HBox([self.save_button, self.reset_button]), self.save_status,
         ], layout=W.Layout(width="440px", min_width="440px"))
-        outputs = W.VBox([self.status_html, self.metrics_html, self.pool_html, self.scores_html,
+        outputs = W.VBox([self.status_html, self.metrics_html, self.figure_html, self.pool_html, self.scores_html,
                           section("Drill-down"), self.drill_dropdown, self.drill_html],
                          layout=W.Layout(flex="1 1 auto", padding="0 0 0 12px"))
         self.widget = W.HBox([controls, outputs], layout=W.Layout(width="100%"))
@@ -324,6 +334,7 @@ class ProfileTuner:
             self.tuned[name] = tuned
         result = self._results.get(tuned)
         if result is None:
+            self._set_busy(True)
             t0 = time.perf_counter()
             sent0 = self._sent()
             base_run = self._baseline_runs.get(name)
@@ -331,8 +342,12 @@ class ProfileTuner:
                 base_run = self._baseline_runs[name] = run_profile(
                     self.ctx, self.baseline, self.cases(name), policy=self.policy,
                     label=f"{name} (baseline)")
-            result = evaluate_profile(self.ctx, tuned, self.baseline, policy=self.policy,
-                                      cases=self.cases(name), runner=self.runner, baseline_run=base_run)
+            try:
+                result = evaluate_profile(self.ctx, tuned, self.baseline, policy=self.policy,
+                                          cases=self.cases(name), runner=self.runner, baseline_run=base_run)
+            except Exception:
+                self._set_busy(False)
+                raise
             result.elapsed_ms = (time.perf_counter() - t0) * 1000
             result.sent = self._sent() - sent0
             if len(self._results) > 256:
@@ -342,7 +357,19 @@ class ProfileTuner:
             result = replace(result, elapsed_ms=0.0, sent=0)
         self.result = result
         self._render(result)
+        self._set_busy(False)
         return result
+
+    def _set_busy(self, busy: bool) -> None:
+        """Show "computing…" (and disable saving) while a change is evaluated; the frontend
+        gets the state at once, before the requests run."""
+        self.busy = busy
+        self.save_button.disabled = busy
+        if busy:
+            self.widget.add_class("ragdiag-busy")
+            self.status_html.value = BUSY_HTML
+        else:
+            self.widget.remove_class("ragdiag-busy")
 
     def _sent(self) -> int:
         runners = {id(r): r for r in (self.runner, self.ctx.runner)}
@@ -363,6 +390,7 @@ class ProfileTuner:
                   + "</span></div>")
         self.status_html.value = status
         self.metrics_html.value = metrics_html(r)
+        self.figure_html.value = figure_html(r)
         self.pool_html.value = pool_html(r)
         self.scores_html.value = scores_html(r)
         self._render_drill()
