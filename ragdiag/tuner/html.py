@@ -152,7 +152,8 @@ def figure_html(result: TunerResult) -> str:
     from ragdiag.checks.figures import png_bytes
 
     png = base64.b64encode(png_bytes(tuner_figure(result), dpi=80)).decode("ascii")
-    return f"<img class='ragdiag-tuner-figure' alt='tuned against baseline' src='data:image/png;base64,{png}'/>"
+    return (f"<img class='ragdiag-tuner-figure' style='max-width:100%;height:auto' alt='tuned against baseline' "
+            f"src='data:image/png;base64,{png}'/>")
 
 
 BUSY_HTML = ("<div class='ragdiag-status ragdiag-busy' style='color:#9a6700'><b>computing…</b> "
