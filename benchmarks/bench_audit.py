@@ -80,7 +80,7 @@ def what_ifs(ctx, n_values: int = 5) -> dict:
         # ("none" is refused for fact_template: its vector and semantic texts are the keyword text)
         "keyword text mode": [fact.replace(keyword_text=m) for m in modes if m != "none"],
     }
-    from ragdiag.tuner import _memory_runner
+    from ragdiag.tuner.widget import _memory_runner
 
     # what-ifs run as the tuner runs them: a runner of their own over the audit's trace store
     whatif = _memory_runner(ctx.runner)

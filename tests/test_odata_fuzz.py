@@ -153,3 +153,50 @@ def test_compiled_filters_only_raise_filter_error(expr, recs):
             assert f(rec) in (True, False)
         except FilterError:
             pass
+
+
+# ---- the local target's filter masks: combined from cached parts, equal to the whole -----
+
+
+@FUZZ_TREES
+@given(expressions(), st.lists(records, min_size=1, max_size=5))
+def test_masks_combined_from_parts_equal_the_filter_evaluated_whole(expr, recs):
+    """`and` / `not` are combined from the masks of their parts; wherever the filter evaluated
+    whole gives an answer, the combination gives the same one (or a FilterError, on which
+    FilterMasks falls back to the whole filter)."""
+    from ragdiag.targets.local.filtering import FilterMasks
+
+    masks = FilterMasks(recs, schema=None)  # type: ignore[arg-type]  (validation is not under test)
+    try:
+        whole = masks._rows(expr)
+    except FilterError:
+        return
+    try:
+        combined = masks._combined(expr)
+    except FilterError:
+        return
+    assert combined.tolist() == whole.tolist(), render(expr)
+
+
+def test_a_dropped_clause_reuses_the_masks_of_the_other_clauses(monkeypatch):
+    from ragdiag.model.schema import IndexSchema
+    from ragdiag.targets.local.filtering import FilterMasks
+
+    schema = IndexSchema.from_azure({"name": "t", "fields": [
+        {"name": "id", "type": "Edm.String", "key": True},
+        {"name": "level", "type": "Edm.String", "filterable": True},
+        {"name": "conf", "type": "Edm.Double", "filterable": True},
+        {"name": "groups", "type": "Collection(Edm.String)", "filterable": True}]})
+    recs = [{"id": str(i), "level": "evidence" if i % 2 else "section", "conf": i / 10,
+             "groups": ["hr"] if i % 3 == 0 else ["all"]} for i in range(10)]
+    masks = FilterMasks(recs, schema)
+    evaluated: list[str] = []
+    rows = masks._rows
+    monkeypatch.setattr(masks, "_rows", lambda e: (evaluated.append(render(e)), rows(e))[1])
+    full = "groups/any(g: search.in(g, 'all')) and level eq 'evidence' and not (conf lt 0.5)"
+    assert masks.mask(full).tolist() == [r["groups"] == ["all"] and r["level"] == "evidence" and r["conf"] >= 0.5
+                                         for r in recs]
+    assert len(evaluated) == 3  # each part once
+    dropped = "groups/any(g: search.in(g, 'all')) and not (conf lt 0.5)"
+    assert masks.mask(dropped).tolist() == [r["groups"] == ["all"] and r["conf"] >= 0.5 for r in recs]
+    assert len(evaluated) == 3  # nothing evaluated again: both parts were cached
