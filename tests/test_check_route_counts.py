@@ -86,3 +86,22 @@ def test_figure_reads_traffic_and_gain(tmp_path):
     assert_figure_binding(f, "route_gain", "delta_points")
     de = assert_german(f)
     assert de.evidence_table("traffic").columns == ("Route", "Anfragen", "Anteil", "Klassifikation p50 ms")
+
+
+def test_a_route_significantly_below_the_best_profile_is_called_worse(tmp_path, monkeypatch):
+    """One question cannot be significant, so the comparison's p-value is set: the decision
+    between "not measurably better" and "measurably worse" is what is under test."""
+    from dataclasses import replace
+
+    import ragdiag.metrics as metrics
+
+    real = metrics.compare
+    monkeypatch.setattr(metrics, "compare", lambda *a, **k: replace(real(*a, **k), p_ttest=0.003))
+    worse = _check(_ctx(tmp_path / "a", FAULTY, GOOD_SCORES))
+    assert worse.status == "warn"
+    assert worse.headline == ("route 'fact' (fact) is measurably worse than 'compare' (-16.8 nDCG points, "
+                              "p=0.003): its questions would do better without the route")
+    assert_german(worse)
+    monkeypatch.setattr(metrics, "compare", lambda *a, **k: replace(real(*a, **k), p_ttest=0.4))
+    unclear = _check(_ctx(tmp_path / "b", FAULTY, GOOD_SCORES))
+    assert unclear.headline.startswith("route 'fact' (fact) is not measurably better than 'compare'")

@@ -136,8 +136,10 @@ class RouteCounts(Check):
             rows.append((intent, prof, len(ids), mine.aggregate.get("ndcg@10"), other.aggregate.get("ndcg@10"),
                          cmp.mean_delta * 100, cmp.p_ttest, f"{cmp.wins}/{cmp.ties}/{cmp.losses}", earned))
             if not earned:
-                v.warn("no_gain", route=intent, profile=prof, best=best, points=cmp.mean_delta * 100,
-                       p=cmp.p_ttest)
+                # significantly below the best single profile is worse than "no gain": say so
+                worse = cmp.mean_delta < 0 and cmp.significant(alpha)
+                v.warn("worse" if worse else "no_gain", route=intent, profile=prof, best=best,
+                       points=cmp.mean_delta * 100, p=cmp.p_ttest)
                 if cmp.n:  # what sending the route's questions through the best single profile does
                     v.effect("ndcg@10", cmp.b_mean, cmp.a_mean, delta=-cmp.mean_delta, p=cmp.p_ttest, n=cmp.n,
                              action="eff_merge_route", scope="eff_scope_route", route=intent, best=best,
