@@ -59,10 +59,26 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
     if config.goldset:
-        from ragdiag.inputs.goldset import load_goldset, load_trec_qrels
+        from ragdiag.inputs.goldset import (
+            QRELS_SUFFIXES,
+            is_trec_qrels,
+            load_goldset,
+            load_trec_qrels,
+        )
 
-        goldset = (load_trec_qrels(config.goldset) if config.goldset.suffix in ("", ".qrels", ".txt")
-                   else load_goldset(config.goldset))
+        if is_trec_qrels(config.goldset):
+            if config.goldset_topics is None:
+                # qrels hold judgments, not questions: an audit would search for empty strings
+                raise ConfigError("a TREC qrels goldset holds no questions: set [inputs] goldset_topics to the "
+                                  "TREC topics file (<top> blocks or 'qid<TAB>text' lines)",
+                                  path=str(config.path), key="inputs.goldset_topics")
+            goldset = load_trec_qrels(config.goldset, config.goldset_topics)
+        else:
+            if config.goldset_topics is not None:
+                raise ConfigError("[inputs] goldset_topics only applies to a TREC qrels goldset "
+                                  f"(a file ending in {', '.join(repr(s) for s in QRELS_SUFFIXES if s)} "
+                                  "or without a suffix)", path=str(config.path), key="inputs.goldset_topics")
+            goldset = load_goldset(config.goldset)
     query_log = None
     if config.query_log:
         from ragdiag.inputs.querylog import load_query_log

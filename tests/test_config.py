@@ -72,3 +72,25 @@ def test_toml_syntax_error_has_a_line(tmp_path):
     p = _write(tmp_path, '[target]\nkind = "sample"\n[runner\n')
     with pytest.raises(ConfigError, match=r"audit.toml:3: TOML syntax error"):
         load_config(p)
+
+
+def test_a_trec_qrels_goldset_takes_its_questions_from_goldset_topics(tmp_path):
+    """TREC qrels hold judgments only: without topics an audit would search for empty strings,
+    so the config must name the topics (and topics beside a YAML goldset are a mistake)."""
+    from ragdiag.audit import build_context
+
+    (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 2\n2 0 d3 1\n")
+    (tmp_path / "topics.trec").write_text("<top>\n<num>1</num><title>\nDIELECTRIC CONSTANT\n</title>\n</top>\n"
+                                          "<top>\n<num>2</num><title>\nMICROWAVE PHASE\n</title>\n</top>\n")
+    (tmp_path / "g.yaml").write_text("- id: c1\n  question: what is x?\n  expect_sources: [d1]\n")
+    cfg = tmp_path / "a.toml"
+    cfg.write_text('[inputs]\ngoldset = "qrels"\n')
+    with pytest.raises(ConfigError, match=r"a TREC qrels goldset holds no questions: set \[inputs\] goldset_topics"):
+        build_context(load_config(cfg), progress=False)
+    cfg.write_text('[inputs]\ngoldset = "qrels"\ngoldset_topics = "topics.trec"\n')
+    ctx = build_context(load_config(cfg), progress=False)
+    assert [(c.id, c.question, c.expect_sources) for c in ctx.goldset.cases] == [
+        ("1", "DIELECTRIC CONSTANT", (("d1", 1), ("d2", 2))), ("2", "MICROWAVE PHASE", (("d3", 1),))]
+    cfg.write_text('[inputs]\ngoldset = "g.yaml"\ngoldset_topics = "topics.trec"\n')
+    with pytest.raises(ConfigError, match="goldset_topics only applies to a TREC qrels goldset"):
+        build_context(load_config(cfg), progress=False)

@@ -30,7 +30,8 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
 _AUDIT = ("name", "client", "system", "language")
-_INPUTS = ("profiles", "compare_profiles", "goldset", "query_log", "client_code", "checklist", "entities")
+_INPUTS = ("profiles", "compare_profiles", "goldset", "goldset_topics", "query_log", "client_code", "checklist",
+           "entities")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
@@ -90,6 +91,7 @@ class AuditConfig:
     profiles: Path | None = None
     compare_profiles: Path | None = None
     goldset: Path | None = None
+    goldset_topics: Path | None = None  # TREC topics: the questions of a TREC qrels goldset
     query_log: Path | None = None
     client_code: Path | None = None
     checklist: Path | None = None
@@ -111,7 +113,7 @@ class AuditConfig:
             "config": str(self.path), "name": self.name, "client": self.client, "system": self.system,
             "target": self.target.describe() if self.target is not None else None,
             "profiles": _s(self.profiles), "compare_profiles": _s(self.compare_profiles),
-            "goldset": _s(self.goldset), "query_log": _s(self.query_log),
+            "goldset": _s(self.goldset), "goldset_topics": _s(self.goldset_topics), "query_log": _s(self.query_log),
             "client_code": _s(self.client_code), "identities": sorted(self.identities),
         }
 
@@ -250,6 +252,7 @@ def load_config(path: str | Path) -> AuditConfig:
         profiles=path_of(inputs, "inputs", "profiles"),
         compare_profiles=path_of(inputs, "inputs", "compare_profiles"),
         goldset=path_of(inputs, "inputs", "goldset"),
+        goldset_topics=path_of(inputs, "inputs", "goldset_topics"),
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
         checklist=path_of(inputs, "inputs", "checklist"),

@@ -562,6 +562,15 @@ _NUM_RE = re.compile(r"<num>\s*(?:Number:)?\s*([^<\s]+)", re.I)
 _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<|\Z)", re.S | re.I)
 
 
+#: suffixes of a goldset file read as TREC qrels ("" = no suffix, as TREC distributes them)
+QRELS_SUFFIXES = ("", ".qrels", ".txt")
+
+
+def is_trec_qrels(path: str | os.PathLike[str]) -> bool:
+    """Whether an audit reads `path` as TREC qrels (by suffix) rather than YAML/JSONL cases."""
+    return Path(path).suffix.lower() in QRELS_SUFFIXES
+
+
 def load_trec_qrels(qrels_path: str | os.PathLike[str],
                     topics_path: str | os.PathLike[str] | None = None) -> Goldset:
     """Load TREC qrels (`qid iter docno rel`) as a goldset, with questions from TREC topics.
