@@ -470,3 +470,19 @@ def test_tuned_sample_passes(tuned_ctx, checklist):
     per_identity = _rows(f, "leak_probes")
     assert {r["identity"] for r in per_identity} == set(tuned_ctx.identities)
     assert all(r["outside"] == 0 for r in per_identity)
+
+
+def test_a_policy_trimming_on_a_field_the_index_lacks_warns_and_sends_no_probe(tmp_path):
+    """Found on the Vaswani audit: the policy's (default) security field is not in the index, so
+    every leak and injection probe was refused and the check said `error` ("9 of 11 requests
+    failed"). The fault is the policy's: warn, name the field, probe nothing."""
+    ctx = _ctx(tmp_path, SOUND.replace('security_field = "group_ids"', 'security_field = "acl_groups"'))
+    sent = []
+    search = ctx.target.search
+    ctx.target.search = lambda request: (sent.append(request), search(request))[1]
+    f = _check(ctx)
+    assert f.status == "warn", f.headline
+    assert "the policy builds the identity clause on 'acl_groups', which index 'tiny-acl' does not have" in f.headline
+    assert "leak and injection probes (index 'tiny-acl' has no field 'acl_groups' to trim on)" in f.headline
+    assert sent == [] and not f.incomplete
+    assert _check(_ctx(tmp_path / "b", SOUND)).status == "pass"  # the same policy on its field: verified

@@ -307,3 +307,26 @@ def test_large_index_is_sampled_and_says_so(check, spec, monkeypatch):
     assert finding.metrics["chunk_records"] == target.count("level eq 'evidence'")
     assert "sample: " in finding.headline and "whole documents" in finding.headline
     assert finding.status == "warn"
+
+
+def test_an_index_without_any_citation_field_is_a_question_not_a_fail(check, spec, tmp_path):
+    """Whole documents cited by their key (an IR collection of abstracts) and chunks that lost
+    their source look the same in a schema with no document-id, page or position field: warn and
+    say both readings. The same records with the fields present but empty still fail (above)."""
+    from dataclasses import replace
+
+    keep = {"key", "content"}
+    schema = sample_schema()
+    schema = replace(schema, fields=tuple(f for f in schema.fields if f.name in keep))
+    path = tmp_path / "docs.jsonl"
+    with (INDEX / "structured.jsonl").open(encoding="utf-8") as src, path.open("w", encoding="utf-8") as out:
+        for i, line in enumerate(src):
+            rec = json.loads(line)
+            if rec.get("level") == "evidence" and i < 4000:
+                out.write(json.dumps({k: rec[k] for k in keep}) + "\n")
+    finding = run_check(check, _ctx(JsonlTarget(path, schema=schema)), spec)
+    assert finding.status == "warn", finding.headline
+    assert "the index has no document-id, page or position field: if each of the" in finding.headline
+    assert "is a whole document, its key 'key' is the citation" in finding.headline
+    assert "lack citation metadata" not in finding.headline
+    assert_german(finding)

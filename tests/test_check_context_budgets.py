@@ -187,7 +187,11 @@ def test_without_a_declared_budget_the_default_only_warns(tmp_path):
     assert f.status == "warn"
     assert "above the 500-token budget (assumed (spec default 500))" in f.headline
     assert any(r.startswith("declare the context budget") for r in f.recommendations)
-    assert _check(_ctx(tmp_path / "b")).status == "pass"  # 700 <= 6000
+    passed = _check(_ctx(tmp_path / "b"))  # 700 <= 6000, a budget the system never declared
+    assert passed.status == "pass"
+    assert passed.headline.startswith("measured context p95 700 tokens over 1 questions, within the 6000-token "
+                                      "budget ragdiag assumes (the system declares none: set [budgets] "
+                                      "context_tokens)")
 
 
 def test_model_window_minus_reserve(tmp_path):
