@@ -378,3 +378,30 @@ def test_straddling_answers():
     assert rows[("q3", "x")].result == "document not in index"
     assert rows[("q4", "24 MONTHS")].result == "in one chunk"  # found via the record's doc id
     assert len(rows) == 5
+
+
+def test_text_without_sentence_punctuation_is_not_counted_as_cut_mid_sentence():
+    """Normalised text (IR collections such as Vaswani strip punctuation and case): a chunk of
+    80+ characters with no sentence punctuation has no boundary to cut, so it is counted as
+    unpunctuated and left out of the mid-sentence shares; a short unpunctuated tail still counts."""
+    norm = ("compact memories have flexible capacities a digital data storage system with capacity "
+            "up to bits and random and or sequential access is described")
+    r = analyse([rec("A-1", norm, pos=0), rec("A-2", norm.replace("compact", "other"), pos=1)])
+    assert (r.unpunctuated, r.unpunctuated_share) == (2, 1.0)
+    assert r.mid_sentence_end == 0 and r.mid_sentence_end_share is None and r.mid_sentence_start_share is None
+    mixed = analyse([rec("A-1", norm, pos=0), rec("A-2", "A full sentence. And then it stops in", pos=1),
+                     rec("A-3", "Another full sentence.", pos=2)])
+    assert mixed.unpunctuated == 1
+    assert mixed.mid_sentence_end == 1 and mixed.mid_sentence_end_share == pytest.approx(0.5)  # 1 of 2 judged
+
+
+def test_in_normalised_text_short_unpunctuated_records_are_not_cut_sentences_either():
+    """Most records unpunctuated (normalised text): its short records (titles such as
+    'sporadic e propagation') are unpunctuated too. In punctuated text a short unpunctuated
+    tail stays a mid-sentence end (the test above)."""
+    norm = ("compact memories have flexible capacities a digital data storage system with capacity "
+            "up to bits and random and or sequential access is described")
+    r = analyse([rec("A-1", norm, pos=0), rec("A-2", "sporadic e propagation", pos=1),
+                 rec("A-3", norm.replace("compact", "other"), pos=2)])
+    assert r.unpunctuated == 3 and r.mid_sentence_end == 0 and r.mid_sentence_end_share is None
+    assert "mid_sentence_end" not in r.examples or r.examples["mid_sentence_end"] == ()

@@ -19,7 +19,10 @@ MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
             ("missing_citation", "fail_missing_citation_share", "fail"),
             ("mid_sentence_start", None, "info"), ("heading_separated", None, "info"),
             ("list_cut", None, "info"), ("overlap", None, "info"), ("tiny", None, "info"),
-            ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"))
+            ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"),
+            ("unpunctuated", None, "info"))
+#: above this share of chunks without sentence punctuation, sentence boundaries are not judged
+UNPUNCTUATED_NOTE_SHARE = 0.5
 CITATION_ROLES = ("document id", "page", "position")
 ROLES = (*CITATION_ROLES, "parent id", "section title")
 HATCHES = ("", "///", "...", "xx")
@@ -73,6 +76,8 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             else:
                 v.warn(m, share=share, chunks=r.chunks, what=what, max=limits[name])
                 rechunk_why.append(v.msg(f"why_{m}", share=share, n=r.split_table, what=what))
+        if (r.unpunctuated_share or 0.0) > UNPUNCTUATED_NOTE_SHARE:
+            v.note("unpunctuated", share=r.unpunctuated_share, chunks=r.chunks, what=what)
         if r.sampled:
             v.note("sampled", chunks=r.chunks, total=max(r.chunk_records_seen, totals[level]), what=what)
         t = r.tokens
@@ -122,8 +127,9 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             v.recommend(f"rec_{m}", n=n, limit=lim)
     if p.exact_duplicates:
         v.recommend("rec_duplicates", n=p.exact_duplicates, groups=p.duplicate_groups)
-    v.passed("pass", records=sum(r.chunks for r in reports.values()), levels=tuple(reports),
-             mid=max(r.mid_sentence_end_share or 0.0 for r in reports.values()),
+    judged = [r.mid_sentence_end_share for r in reports.values() if r.mid_sentence_end_share is not None]
+    v.passed("pass" if judged else "pass_unjudged_sentences", records=sum(r.chunks for r in reports.values()),
+             levels=tuple(reports), mid=max(judged, default=0.0),
              split=max(r.split_table_share or 0.0 for r in reports.values()),
              cite=min(1 - (r.missing_citation_share or 0.0) for r in reports.values()))
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.chunks.boundaries import _Chunk, _overlap_words, _summarise
+from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
 from ragdiag.chunks.report import ChunkReport
@@ -52,6 +52,8 @@ BAND = (0.7, 1.4)
 EXCERPT_CHARS = 120
 DEFAULT_BATCH = 1024
 _DEFAULT_EDGES = (0, 20, 50, 100, 150, 200, 300, 400, 512, 768, 1024, 2048)
+#: above this share of chunks without sentence punctuation the index holds normalised text
+NORMALISED_TEXT_SHARE = 0.5
 
 
 def _excerpt_head(text: str, n: int = EXCERPT_CHARS) -> str:
@@ -121,11 +123,15 @@ class _Analyser:
         self.start_classes: dict[str, int] = {}
         self.end_classes: dict[str, int] = {}
         self.mid_start = self.mid_end = 0
+        # short chunks without sentence punctuation: cut tails in punctuated text, but whole short
+        # records (titles) in normalised text; decided over the whole index in `report`
+        self.short_unpunct_start = self.short_unpunct_end = 0
         self.pairs = self.pairs_overlap = 0
         self.overlap_words: list[int] = []
         self.table_chunks = self.split_table = self.heading_sep = self.list_cut = 0
         self.present = [0, 0, 0, 0, 0]  # document id, page, position, parent id, section title
         self.missing_citation = 0
+        self.unpunctuated = 0
         self.pending: tuple[Any, list[str], int] | None = None
         self.last_doc: Any = None
         self.small: list[tuple[float, int, str]] = []   # (-tokens, seq, excerpt): the smallest
@@ -326,9 +332,13 @@ class _Analyser:
                 c.split_table = "header without body: " + _excerpt_tail(c.last_line)
             if c.start == "mid":
                 self.mid_start += 1
+                self.short_unpunct_start += c.unpunct
                 example("mid_sentence_start", c.key, partial(_excerpt_head, c.first_line))
+            if c.end == "unpunctuated":
+                self.unpunctuated += 1
             if c.end == "mid":
                 self.mid_end += 1
+                self.short_unpunct_end += c.unpunct
                 example("mid_sentence_end", c.key, partial(_excerpt_tail, c.last_line))
             elif c.end == "heading" or c.heading_only:
                 self.heading_sep += 1
@@ -393,6 +403,17 @@ class _Analyser:
                 self.examples[measure] = _Reservoir(self.n_examples, self.rng)
                 self.examples[measure].items = rows
         exact_dups, groups, near = self._duplicates(hashes)
+        unpunct, mid_start, mid_end = self.unpunctuated, self.mid_start, self.mid_end
+        if _share(unpunct, n) and unpunct / n > NORMALISED_TEXT_SHARE:
+            # normalised text: its short unpunctuated records are not cut sentences either
+            unpunct += self.short_unpunct_end
+            mid_start -= self.short_unpunct_start
+            mid_end -= self.short_unpunct_end
+            for measure in ("mid_sentence_start", "mid_sentence_end"):
+                if measure in self.examples:
+                    self.examples[measure].items = [(k, x) for k, x in self.examples[measure].items
+                                                    if any(ch in _FINAL for ch in x)]
+        judged = n - unpunct  # chunks whose ends can be judged for sentence boundaries
         ow = self.overlap_words
         present: dict[str, float | None] = {}
         for j, (role, fname) in enumerate((("document id", self.f.doc_id or self.f.parent_id),
@@ -409,8 +430,8 @@ class _Analyser:
             empty=self.empty, tokens=tokens, token_histogram=tuple(hist),
             tiny=tiny, tiny_share=_share(tiny, n), oversized=big, oversized_share=_share(big, n),
             start_classes=dict(self.start_classes), end_classes=dict(self.end_classes),
-            mid_sentence_start=self.mid_start, mid_sentence_start_share=_share(self.mid_start, n),
-            mid_sentence_end=self.mid_end, mid_sentence_end_share=_share(self.mid_end, n),
+            mid_sentence_start=mid_start, mid_sentence_start_share=_share(mid_start, judged),
+            mid_sentence_end=mid_end, mid_sentence_end_share=_share(mid_end, judged),
             pairs=self.pairs, pairs_with_overlap=self.pairs_overlap,
             overlap_share=_share(self.pairs_overlap, self.pairs),
             overlap_words_median=float(np.median(ow)) if ow else None,
@@ -425,6 +446,7 @@ class _Analyser:
             duplicate_groups=groups, near_duplicates=near, near_duplicate_share=_share(near, n),
             documents_reopened=self.reopened,
             examples={k: tuple(r.items) for k, r in self.examples.items()},
+            unpunctuated=unpunct, unpunctuated_share=_share(unpunct, n),
         )
 
     def _duplicates(self, h: np.ndarray) -> tuple[int, int, int]:

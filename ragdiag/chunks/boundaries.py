@@ -18,6 +18,8 @@ MIN_OVERLAP_WORDS = 3
 HEAD_CHARS = 800
 
 _FINAL = frozenset(".!?:;\"')”’»«…]")
+#: a chunk this long without any sentence punctuation is normalised text, not a cut sentence
+UNPUNCTUATED_MIN_CHARS = 80
 _MID_START_PUNCT = frozenset(",;:.)]}»”’-–—…/&%")
 _CONNECTIVES_CAP = frozenset({"And", "Or", "Nor", "Und", "Oder", "Sowie", "Bzw.", "Whereby",
                               "Thereby", "Wobei", "Sodass"})
@@ -88,7 +90,8 @@ def is_heading(line: str) -> bool:
 
 
 def classify_start(first_line: str) -> str:
-    """Class of a chunk's first line: table | heading | list | sentence | mid | empty."""
+    """Class of a chunk's first line: table | heading | list | sentence | mid | empty (and, for a
+    whole chunk without sentence punctuation, `_summarise` says unpunctuated)."""
     f = first_line.strip()
     if not f:
         return "empty"
@@ -132,7 +135,7 @@ def classify_end(last_line: str) -> str:
 class _Chunk:
     __slots__ = ("seq", "order", "key", "start", "end", "head", "tail", "first_line", "last_line",
                  "starts_table", "table_header", "ends_table", "header_no_body", "heading_only",
-                 "first_number", "last_number", "overlap", "split_table", "list_cut")
+                 "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct")
 
 
 def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
@@ -148,6 +151,13 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     c.first_line, c.last_line = first, last
     c.start = start = classify_start(first)
     c.end = end = classify_end(last)
+    c.unpunct = not any(ch in _FINAL for ch in s)
+    if end == "mid" and c.unpunct and len(s) >= UNPUNCTUATED_MIN_CHARS:
+        # normalised text (punctuation stripped, often lower-cased, as in many IR collections)
+        # has no sentence boundaries to cut: neither end can be judged
+        c.end = end = "unpunctuated"
+        if start == "mid":
+            c.start = start = "unpunctuated"
     c.starts_table = c.table_header = c.ends_table = c.header_no_body = False
     if "|" in s:
         lines = [ln for ln in (x.strip() for x in s.split("\n")) if ln]

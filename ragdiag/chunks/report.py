@@ -8,13 +8,14 @@ from typing import Any
 
 BOUNDARY_MEASURES = ("mid_sentence_end", "mid_sentence_start", "split_table", "heading_separated",
                      "list_cut", "overlap", "exact_duplicate", "near_duplicate", "tiny",
-                     "oversized", "missing_citation")
+                     "oversized", "missing_citation", "unpunctuated")
 
 
 @dataclass(frozen=True)
 class ChunkReport:
     """What `analyse_chunks` measured. Shares are over `chunks` (over consecutive pairs for
-    overlap); None when nothing was measured."""
+    overlap; the mid-sentence shares over the chunks that hold sentence punctuation); None when
+    nothing was measured."""
 
     chunks: int
     records_seen: int
@@ -64,6 +65,9 @@ class ChunkReport:
     near_duplicate_share: float | None
     documents_reopened: int
     examples: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: chunks without any sentence punctuation: left out of the mid-sentence shares
+    unpunctuated: int = 0
+    unpunctuated_share: float | None = None
 
     def share(self, measure: str) -> float | None:
         """The share of one of `BOUNDARY_MEASURES`."""
