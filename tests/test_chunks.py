@@ -405,3 +405,35 @@ def test_in_normalised_text_short_unpunctuated_records_are_not_cut_sentences_eit
                  rec("A-3", norm.replace("compact", "other"), pos=2)])
     assert r.unpunctuated == 3 and r.mid_sentence_end == 0 and r.mid_sentence_end_share is None
     assert "mid_sentence_end" not in r.examples or r.examples["mid_sentence_end"] == ()
+
+
+# ---- real chunker idioms (German sentence-case headings, code, a moved full stop) --------------
+
+def test_a_sentence_case_heading_at_the_end_is_a_heading_and_a_cut_line_is_not():
+    """German (and modern English) headings are sentence case, so title case cannot find them: a
+    short line standing alone at a chunk's end is a heading (heading separated from its body),
+    unless it stops on a function word or a number, or the next chunk continues it."""
+    r = analyse([rec("A-1", "Der Pool ist zu klein.\n\nVerhungern Sie Ihren Reranker nicht: die 50er-Regel", pos=0),
+                 rec("A-2", "Der Reranker bewertet nur die ersten 50 Kandidaten.", pos=1)])
+    assert r.mid_sentence_end == 0 and r.end_classes.get("heading") == 1
+    cut = analyse([rec("B-1", "Each party appoints a manager.\nFor Muster this is", pos=0),
+                   rec("B-2", "Andreas Pfister, for the buyer Ms Lee.", pos=1)])
+    assert cut.mid_sentence_end == 1  # stops on "is": cut, although the next chunk starts upper-case
+    continued = analyse([rec("C-1", "The pool is small.\n\nThe reranker then", pos=0),
+                         rec("C-2", "receives too few candidates.", pos=1)])
+    assert continued.mid_sentence_end == 1  # the next chunk continues it in lower case
+
+
+def test_a_chunk_ending_inside_code_is_not_a_cut_sentence():
+    code = "Example:\n\ndef fit(chunks, budget):\n    out = []\n    for c in chunks:\n        out.append(c)\n    return {"
+    r = analyse([rec("A-1", code, pos=0), rec("A-2", "'chunks': out}\n\nThe function returns them.", pos=1)])
+    assert r.end_classes.get("code") == 1 and r.mid_sentence_end == 0
+
+
+def test_a_full_stop_moved_to_the_next_chunk_is_named_not_counted_as_a_cut():
+    """LangChain's RecursiveCharacterTextSplitter with ". " among its separators and the default
+    keep_separator puts each full stop at the start of the next chunk."""
+    r = analyse([rec("A-1", "Der erste Satz ist hier zu Ende", pos=0), rec("A-2", ". Der zweite folgt", pos=1),
+                 rec("A-3", "und endet sauber.", pos=2)])
+    assert r.punctuation_moved == 1
+    assert r.mid_sentence_end == 1 and dict(r.examples["mid_sentence_end"]).keys() == {"A-2"}

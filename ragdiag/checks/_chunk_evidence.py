@@ -20,7 +20,7 @@ MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
             ("mid_sentence_start", None, "info"), ("heading_separated", None, "info"),
             ("list_cut", None, "info"), ("overlap", None, "info"), ("tiny", None, "info"),
             ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"),
-            ("unpunctuated", None, "info"))
+            ("unpunctuated", None, "info"), ("punctuation_moved", None, "info"))
 #: above this share of chunks without sentence punctuation, sentence boundaries are not judged
 UNPUNCTUATED_NOTE_SHARE = 0.5
 CITATION_ROLES = ("document id", "page", "position")
@@ -127,6 +127,8 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             v.recommend(f"rec_{m}", n=n, limit=lim)
     if p.exact_duplicates:
         v.recommend("rec_duplicates", n=p.exact_duplicates, groups=p.duplicate_groups)
+    if p.punctuation_moved:
+        v.recommend("rec_punctuation_moved", n=p.punctuation_moved)
     judged = [r.mid_sentence_end_share for r in reports.values() if r.mid_sentence_end_share is not None]
     v.passed("pass" if judged else "pass_unjudged_sentences", records=sum(r.chunks for r in reports.values()),
              levels=tuple(reports), mid=max(judged, default=0.0),

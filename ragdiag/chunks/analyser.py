@@ -132,6 +132,7 @@ class _Analyser:
         self.present = [0, 0, 0, 0, 0]  # document id, page, position, parent id, section title
         self.missing_citation = 0
         self.unpunctuated = 0
+        self.punctuation_moved = 0
         self.pending: tuple[Any, list[str], int] | None = None
         self.last_doc: Any = None
         self.small: list[tuple[float, int, str]] = []   # (-tokens, seq, excerpt): the smallest
@@ -311,6 +312,13 @@ class _Analyser:
                 self.pairs_overlap += 1
                 self.overlap_words.append(k)
                 self.example("overlap", cur.key, partial(_overlap_excerpt, cur.head, k))
+            # the chunker moved the full stop to the next chunk (LangChain's keep_separator="start"
+            # with ". " as separator): the sentence ended, its punctuation is misplaced
+            f = cur.first_line
+            if prev.end in ("mid", "heading") and f[:1] in ".!?" and (len(f) == 1 or f[1] in " \t"):
+                prev.end = cur.start = "sentence"
+                self.punctuation_moved += 1
+                self.example("punctuation_moved", cur.key, partial(_excerpt_head, f))
             # a "heading" at the end that the next chunk continues was a cut sentence
             if prev.end == "heading" and cur.start == "mid":
                 prev.end = "mid"
@@ -447,6 +455,7 @@ class _Analyser:
             documents_reopened=self.reopened,
             examples={k: tuple(r.items) for k, r in self.examples.items()},
             unpunctuated=unpunct, unpunctuated_share=_share(unpunct, n),
+            punctuation_moved=self.punctuation_moved, punctuation_moved_share=_share(self.punctuation_moved, n),
         )
 
     def _duplicates(self, h: np.ndarray) -> tuple[int, int, int]:

@@ -113,7 +113,8 @@ def classify_start(first_line: str) -> str:
 
 
 def classify_end(last_line: str) -> str:
-    """Class of a chunk's last line: table | heading | list | sentence | mid | empty."""
+    """Class of a chunk's last line: table | heading | list | sentence | mid | empty (`_summarise`
+    adds code, and unpunctuated for normalised text)."""
     s = last_line.strip()
     if not s:
         return "empty"
@@ -138,6 +139,54 @@ class _Chunk:
                  "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct")
 
 
+#: words a title does not end on but a cut line does (English and German function words)
+_CUT_WORDS = _TITLE_STOP | frozenset({
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "would", "can", "may",
+    "must", "shall", "should", "this", "that", "these", "those", "it", "its", "their", "our", "your",
+    "as", "than", "not", "no", "from", "into", "over", "under", "after", "before", "which", "who",
+    "ist", "sind", "war", "waren", "wird", "werden", "wurde", "hat", "haben", "kann", "muss", "soll",
+    "ein", "eine", "einer", "eines", "einem", "einen", "es", "sie", "er", "wir", "ihr", "als", "wie",
+    "dass", "nicht", "auch", "nach", "aus", "über", "unter", "durch", "dieser", "diese", "dieses",
+    "sich", "auf", "an", "zu", "um", "so", "noch", "nur", "bis", "ob", "wenn", "weil"})
+_CODE_END = frozenset("{}([=")
+
+
+def _standalone_heading(s: str, nl: int, last: str) -> bool:
+    """The last line stands alone (the whole chunk, or after a blank line or a line that ends a
+    sentence) and reads as a title: short, capitalised or numbered, no final punctuation."""
+    if nl > 0:
+        before = s[:nl].rstrip(" \t")
+        if not (before.endswith("\n") or (before and before[-1] in _FINAL)):
+            return False
+    words = last.split()
+    if not (0 < len(words) <= 12 and len(last) <= 100 and (last[0].isupper() or last[0].isdigit())):
+        return False
+    # a line that stops on a function word or a number was cut: "For Muster this is", "with
+    # effect from 1", "Rechnungen müssen die" (a false heading would hide a cut: the worse error)
+    tail = words[-1].lower()
+    return tail not in _CUT_WORDS and not tail.replace(".", "").replace(",", "").isdigit() and len(tail) > 2
+
+
+def _looks_like_code(s: str, last: str) -> bool:
+    """The chunk ends inside code or a diagram: its last line is code and so is another of the
+    last six, or three of the last six are."""
+    tail = [x for x in s.split("\n")[-6:] if x.strip()]
+    n = sum(_code_line(x) for x in tail)
+    return (_code_line(last) and n >= 2) or n >= 3
+
+
+def _code_line(line: str) -> bool:
+    """A line of code or of a box diagram (what no sentence classifier should judge)."""
+    s = line.rstrip()
+    if not s:
+        return False
+    if any("\u2500" <= ch <= "\u257f" or ch in "►◄▲▼" for ch in s):
+        return True
+    return s[-1] in _CODE_END or (s[-1] in ");," and ("(" in s or "=" in s or line.startswith("    "))) \
+        or s.lstrip().startswith(
+        ("return ", "def ", "const ", "import ", "from ", "//", "#", "}", "for ", "if "))
+
+
 def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     """Classify one chunk's (stripped, non-empty) content into a compact summary."""
     c = _Chunk()
@@ -151,6 +200,13 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     c.first_line, c.last_line = first, last
     c.start = start = classify_start(first)
     c.end = end = classify_end(last)
+    if end == "mid":
+        if _standalone_heading(s, nl, last):
+            # a short line of its own paragraph: a sentence-case heading (German, modern English);
+            # `_finish` turns it back into "mid" when the next chunk continues it
+            c.end = end = "heading"
+        elif nl > 0 and _looks_like_code(s, last):
+            c.end = end = "code"  # a cut inside code or a diagram: no sentence to cut
     c.unpunct = not any(ch in _FINAL for ch in s)
     if end == "mid" and c.unpunct and len(s) >= UNPUNCTUATED_MIN_CHARS:
         # normalised text (punctuation stripped, often lower-cased, as in many IR collections)

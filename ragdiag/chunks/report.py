@@ -8,7 +8,7 @@ from typing import Any
 
 BOUNDARY_MEASURES = ("mid_sentence_end", "mid_sentence_start", "split_table", "heading_separated",
                      "list_cut", "overlap", "exact_duplicate", "near_duplicate", "tiny",
-                     "oversized", "missing_citation", "unpunctuated")
+                     "oversized", "missing_citation", "unpunctuated", "punctuation_moved")
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,9 @@ class ChunkReport:
     #: chunks without any sentence punctuation: left out of the mid-sentence shares
     unpunctuated: int = 0
     unpunctuated_share: float | None = None
+    #: chunks that start with the previous chunk's full stop (the chunker moved the separator)
+    punctuation_moved: int = 0
+    punctuation_moved_share: float | None = None
 
     def share(self, measure: str) -> float | None:
         """The share of one of `BOUNDARY_MEASURES`."""
