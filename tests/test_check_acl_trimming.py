@@ -485,4 +485,24 @@ def test_a_policy_trimming_on_a_field_the_index_lacks_warns_and_sends_no_probe(t
     assert "the policy builds the identity clause on 'acl_groups', which index 'tiny-acl' does not have" in f.headline
     assert "leak and injection probes (index 'tiny-acl' has no field 'acl_groups' to trim on)" in f.headline
     assert sent == [] and not f.incomplete
+    # the index has a security field: point the policy at it
+    assert any(r.startswith("set [policy] security_field to the index's security field (group_ids)")
+               for r in f.recommendations), f.recommendations
     assert _check(_ctx(tmp_path / "b", SOUND)).status == "pass"  # the same policy on its field: verified
+
+
+def test_an_index_without_any_security_field_gets_a_recommendation_it_can_follow(tmp_path):
+    """Vaswani: no security field at all. 'Set security_field to the index's security field
+    (none exists)' cannot be followed; add one to the index, or declare the corpus public."""
+    from dataclasses import replace
+
+    ctx = _ctx(tmp_path, SOUND, identities=False)
+    schema = ctx.target.schema()
+    bare = replace(schema, fields=tuple(f for f in schema.fields if f.name != "group_ids"))
+    ctx.target.schema = lambda: bare
+    f = _check(ctx)
+    assert f.status == "warn"
+    assert not any("security_field to the index's security field" in r for r in f.recommendations)
+    assert any(r.startswith("add a filterable, non-retrievable Collection(Edm.String) field") for r in f.recommendations)
+    assert any(r.startswith("if every user may read every document, say so: set security_trimming = false")
+               for r in f.recommendations), f.recommendations

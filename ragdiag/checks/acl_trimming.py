@@ -184,7 +184,11 @@ class AclTrimming(Check):
             v.recommend("rec_not_retrievable", field=f.name, index=schema.name)
         if root and not schema.has_field(root):
             v.warn("policy_field_missing", field=policy.security_field, index=schema.name)
-            v.recommend("rec_set_security_field", fields=tuple(f.name for f in sec) or v.msg("none_exists"))
+            if sec:
+                v.recommend("rec_set_security_field", fields=tuple(f.name for f in sec))
+            else:  # nothing to point the policy at: trim in the index, or say nothing needs trimming
+                v.recommend("rec_add_security_field", index=schema.name)
+                v.recommend("rec_trimming_off_if_public", path=Path(policy.path).name if policy.path else "the policy")
         return sec
 
     # ---- profiles ------------------------------------------------------------------------------------
