@@ -115,8 +115,12 @@ def main() -> None:
     sizes = sorted(summary)
     if len(sizes) >= 2:
         a, b = sizes[0], sizes[-1]
-        ra = next(r for r in runs if r["questions"] == a and r["run"] in ("warm again", "warm"))
-        rb = next(r for r in runs if r["questions"] == b and r["run"] in ("warm again", "warm"))
+        # the run with embeddings on disk and the model not loaded ("warm again" where there is one)
+        def steady(n: int) -> dict:
+            mine = {r["run"]: r for r in runs if r["questions"] == n}
+            return mine.get("warm again") or mine["warm"]
+
+        ra, rb = steady(a), steady(b)
         summary["slope_mb_per_question"] = round((rb["rss_after_mb"] - ra["rss_after_mb"]) / (b - a), 4)
     doc = {"runs": runs, "summary": summary}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

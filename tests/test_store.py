@@ -124,3 +124,36 @@ def test_another_targets_file_is_not_used(tmp_path):
     other.put("c" * 24, Trace(request=req, hits=()))
     other.flush()
     assert TraceStore(path, target_fingerprint="one").get("c" * 24, req) is None
+
+
+def test_the_pack_memo_prunes_amortised_not_on_every_call(monkeypatch):
+    """Once more live arrays were remembered than the prune limit, the memo was rebuilt on every
+    `_pack` call: a 2,000-question audit spent minutes there. Pruning now waits until the memo has
+    doubled, and still drops the entries of arrays that are gone."""
+    import ragdiag.engine.store as store_mod
+
+    monkeypatch.setattr(store_mod, "SEEN_PRUNE_AT", 10)
+    store = TraceStore(None)
+    store._seen_limit = 10
+    prunes = []
+    real_items = dict.items
+
+    class CountingDict(dict):
+        def items(self):
+            prunes.append(len(self))
+            return real_items(self)
+
+    store._seen = CountingDict()
+    live = [np.arange(i, i + 3, dtype=np.int32) for i in range(200)]
+    for arr in live:
+        store._pack((arr,), (np.int32,), {})
+        if not isinstance(store._seen, CountingDict):
+            store._seen = CountingDict(store._seen)
+    assert len(store._seen) == 200  # every live array is remembered
+    assert len(prunes) <= 6, prunes  # 10, 20, 40, 80, 160: doubling, not once per call
+    dead = np.arange(5, dtype=np.int32)
+    store._pack((dead,), (np.int32,), {})
+    del dead, live, arr
+    store._seen_limit = 0
+    store._pack((np.arange(7, dtype=np.int32),), (np.int32,), {})
+    assert len(store._seen) == 1  # the gone arrays' entries were dropped

@@ -50,6 +50,9 @@ _FP = 24
 _SEP = "\x00"
 _KEYS, _NUMS = b"KEY\x00", b"NUM\x00"  # a blob's first 4 bytes: keys as text, or 4-byte columns
 FLUSH_EVERY = 256  # pending traces written in one append
+#: the array-identity memo of `_pack` is pruned of dead arrays when it grows past this (then past
+#: twice its live size)
+SEEN_PRUNE_AT = 50_000
 
 # what the store hands back for scores: a fixed precision, so fresh and resumed agree
 SCORE_DTYPE = np.float32
@@ -91,6 +94,7 @@ class TraceStore:
         # arrays already encoded, by identity (the target's stage caches hand the same keyword
         # and vector legs to many traces): id -> (weak reference, digest)
         self._seen: dict[tuple[int, Any], tuple[Any, str]] = {}
+        self._seen_limit = SEEN_PRUNE_AT
         self._end = 0
         self._disabled = False
         if self.path is not None:
@@ -361,8 +365,12 @@ class TraceStore:
         if d not in self._blob_at:
             blobs.setdefault(d, raw)
         if ident is not None:
-            if len(self._seen) > 50000:
+            if len(self._seen) > self._seen_limit:
+                # drop the entries of arrays that are gone; while the live ones exceed the limit,
+                # prune again only when the memo has doubled (pruning on every call once 50,000
+                # live arrays were remembered made a 2,000-question audit quadratic)
                 self._seen = {k: v for k, v in self._seen.items() if all(r() is not None for r in v[0])}
+                self._seen_limit = max(SEEN_PRUNE_AT, 2 * len(self._seen))
             self._seen[ident] = (tuple(weakref.ref(p) for p in parts), d)
         return d.hex()
 
