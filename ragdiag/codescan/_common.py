@@ -17,6 +17,7 @@ from ragdiag.codescan.request_shape import (
     REST_PARAMS,
     SDK_PARAMS,
     rest_params,
+    rest_request,
     shared_channels,
 )
 from ragdiag.codescan.values import (
@@ -38,4 +39,4 @@ from ragdiag.codescan.values import (
 __all__ = ["PLACEHOLDER_RE", "FileResult", "FilterClause", "JS_SDK_PARAMS", "Project", "REST_PARAMS",
            "SDK_PARAMS", "Val", "all_resolved", "clause_role", "combine", "concat", "export", "filter_clauses",
            "is_identity_expr", "is_request_expr", "lit", "make_dict", "make_list", "module_name", "placeholder",
-           "plain", "rest_params", "root_name", "shared_channels", "text_of", "unknown"]
+           "plain", "rest_params", "rest_request", "root_name", "shared_channels", "text_of", "unknown"]

@@ -128,17 +128,7 @@ class SearchSites:
         if "docs/search" not in text:
             self._js_delegated(node, qual, text, body, headers, name, is_async)
             return
-        params: dict[str, Val] = {}
-        channels: dict[str, str | None] = {}
-        builder = None
-        for src in (query, body):
-            if src is not None and src.kind == "dict":
-                p, ch = C.rest_params(src, self.ref)
-                params.update(p)
-                channels.update(ch)
-                builder = builder or src.builder
-                if src.items and "search" in src.items:
-                    params["search_text"] = src.items["search"]
+        params, channels, builder = C.rest_request((query, body), self.ref)
         qsa = header(headers, "x-ms-query-source-authorization")
         if qsa is not None:
             params["query_source_authorization"] = qsa

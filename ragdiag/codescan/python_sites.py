@@ -262,16 +262,8 @@ class SearchSites:
                 headers = self.r.resolve(kw.value, ctx)
         if body is None and len(call.args) >= 2 and last in ("post", "put"):
             body = self.r.resolve(call.args[1], ctx)
-        params: dict[str, Val] = {}
-        channels: dict[str, str | None] = {}
-        for src in (query, body):
-            if src is not None and src.kind == "dict":
-                p, ch = C.rest_params(src, self.ref)
-                params.update(p)
-                channels.update(ch)
-                builder = builder or src.builder
-                if src.items and "search" in src.items:
-                    params["search_text"] = src.items["search"]
+        params, channels, rest_builder = C.rest_request((query, body), self.ref)
+        builder = builder or rest_builder
         qsa = header(headers, "x-ms-query-source-authorization") if headers is not None else None
         if qsa is not None:
             params["query_source_authorization"] = qsa

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragdiag.codescan.values import Val, combine, lit, unknown
 
 
@@ -28,6 +30,23 @@ JS_SDK_PARAMS = {"top": "top", "filter": "filter", "queryType": "query_type",
                  "scoringProfile": "scoring_profile", "select": "select",
                  "searchFields": "search_fields"}
 
+
+
+def rest_request(sources: tuple[Val | None, ...], ref) -> tuple[dict[str, Val], dict[str, str | None], Any]:
+    """Scanner parameters, channel variables and builder of a REST search sent as a query string
+    and/or a body (dict Vals; either may be None), shared by the Python and JS scanners."""
+    params: dict[str, Val] = {}
+    channels: dict[str, str | None] = {}
+    builder = None
+    for src in sources:
+        if src is not None and src.kind == "dict":
+            p, ch = rest_params(src, ref)
+            params.update(p)
+            channels.update(ch)
+            builder = builder or src.builder
+            if src.items and "search" in src.items:
+                params["search_text"] = src.items["search"]
+    return params, channels, builder
 
 
 def rest_params(body: Val, ref) -> tuple[dict[str, Val], dict[str, str | None]]:
