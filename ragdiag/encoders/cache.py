@@ -23,6 +23,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -83,7 +84,7 @@ class EmbeddingCache:
             check_same_thread=False,  # guarded by self._lock
         )
         conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _wal_mode(conn)
         if str(mode).lower() != "wal":  # pragma: no cover - only on exotic file systems
             conn.close()
             raise OSError(
@@ -212,3 +213,25 @@ class EmbeddingCache:
                 raise
             conn.execute("COMMIT")
             return int(cur.rowcount)
+
+
+def _wal_mode(conn: sqlite3.Connection) -> str:
+    """Switch the file to WAL (persistent, so usually it already is) and return the mode.
+
+    Switching needs an exclusive lock, and sqlite reports a concurrent opener's lock at once
+    ("database is locked") instead of waiting for the busy timeout: two processes opening a new
+    cache together made one of them fail. Retry until the busy timeout has passed.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    delay = 0.01
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() == "wal":
+                return str(mode)
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
