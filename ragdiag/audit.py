@@ -46,8 +46,11 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
 
 
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
-                  progress: bool = True, target: Any = None, cache_dir: Path | None = None) -> AuditContext:
-    """Open the target and load every input the config names."""
+                  progress: bool = True, target: Any = None, cache_dir: Path | None = None,
+                  validate: bool = True) -> AuditContext:
+    """Open the target and load every input the config names, checked against the target
+    before any request (`ragdiag.inputs.validate`; `validate=False` skips that, for tests of
+    what the checks do with broken inputs)."""
     from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
@@ -69,15 +72,18 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
         if is_trec_qrels(config.goldset):
             if config.goldset_topics is None:
                 # qrels hold judgments, not questions: an audit would search for empty strings
-                raise ConfigError("a TREC qrels goldset holds no questions: set [inputs] goldset_topics to the "
-                                  "TREC topics file (<top> blocks or 'qid<TAB>text' lines)",
-                                  path=str(config.path), key="inputs.goldset_topics")
+                raise ConfigError("a TREC qrels goldset holds no questions: set [inputs] topics to the "
+                                  "TREC topics file (<top> blocks, 'qid<TAB>text' lines or BEIR's "
+                                  "queries.jsonl)", path=str(config.path),
+                                  line=_config_line(config, "goldset"), key="inputs.topics")
             goldset = load_trec_qrels(config.goldset, config.goldset_topics)
         else:
             if config.goldset_topics is not None:
-                raise ConfigError("[inputs] goldset_topics only applies to a TREC qrels goldset "
+                raise ConfigError("[inputs] topics only applies to a TREC qrels goldset "
                                   f"(a file ending in {', '.join(repr(s) for s in QRELS_SUFFIXES if s)} "
-                                  "or without a suffix)", path=str(config.path), key="inputs.goldset_topics")
+                                  "or without a suffix)", path=str(config.path),
+                                  line=_config_line(config, "topics") or _config_line(config, "goldset_topics"),
+                                  key="inputs.topics")
             goldset = load_goldset(config.goldset)
     query_log = None
     if config.query_log:
@@ -85,11 +91,35 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
 
         query_log = load_query_log(config.query_log)
     identities = {name: Identity(name, tuple(groups)) for name, groups in config.identities.items()}
+    for case in goldset or ():
+        if case.as_groups is not None:  # an inline identity (as_user: groups=[a, b])
+            identities.setdefault(case.as_user, Identity(case.as_user, case.as_groups))
+    if validate:
+        from ragdiag.inputs.validate import check_inputs, query_dimension
+
+        check_inputs(config, schema=target.schema() if target is not None else None,
+                     policies=(policy, compare), goldset=goldset, identities=config.identities,
+                     query_dim=query_dimension(target) if _has_vector_queries(policy, compare) else None)
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
                         log=log, budgets=dict(config.budgets))
+
+
+def _config_line(config: AuditConfig, key: str) -> int | None:
+    """Line of `key` in the config's [inputs] (None when the file cannot be read again)."""
+    from ragdiag.inputs.tomlfile import TomlFile
+
+    try:
+        tf = TomlFile.load(config.path, what="audit config")
+    except (ConfigError, OSError):
+        return None
+    return tf.locator.keys.get(("inputs",), {}).get(key)
+
+
+def _has_vector_queries(*policies: Any) -> bool:
+    return any(p.vector_queries for policy in policies if policy is not None for p in policy.profiles.values())
 
 
 def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,

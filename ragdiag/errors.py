@@ -41,6 +41,34 @@ class ConfigError(RagdiagError):
         super().__init__(capped(f"{where}{message}"))
 
 
+class InputValidationError(ConfigError):
+    """The inputs do not fit the target: every problem found before any request was sent.
+
+    `problems` holds (path, line, message) triples; the message lists them all (the first
+    `SHOWN_PROBLEMS`), each as ``path:line: message``.
+    """
+
+    SHOWN_PROBLEMS = 12
+
+    def __init__(self, problems: list[tuple[str | None, int | None, str]]) -> None:
+        self.problems = list(problems)
+        shown = [_where(p, n) + m for p, n, m in self.problems[:self.SHOWN_PROBLEMS]]
+        more = len(self.problems) - len(shown)
+        head = (f"{len(self.problems)} input problem{'s' if len(self.problems) != 1 else ''} found "
+                "before any request was sent (fix them and run again):")
+        message = "\n  ".join([head, *(capped(s, 400) for s in shown)]) + (
+            f"\n  ... and {more} more" if more else "")
+        first = self.problems[0] if self.problems else (None, None, "")
+        Exception.__init__(self, capped(message, 8000))
+        self.path, self.line, self.key = first[0], first[1], None
+
+
+def _where(path: str | None, line: int | None) -> str:
+    if not path:
+        return ""
+    return f"{path}:{line}: " if line else f"{path}: "
+
+
 class InputDataError(RagdiagError):
     """A goldset, query log, corpus or request file is malformed."""
 

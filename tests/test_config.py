@@ -85,12 +85,12 @@ def test_a_trec_qrels_goldset_takes_its_questions_from_goldset_topics(tmp_path):
     (tmp_path / "g.yaml").write_text("- id: c1\n  question: what is x?\n  expect_sources: [d1]\n")
     cfg = tmp_path / "a.toml"
     cfg.write_text('[inputs]\ngoldset = "qrels"\n')
-    with pytest.raises(ConfigError, match=r"a TREC qrels goldset holds no questions: set \[inputs\] goldset_topics"):
+    with pytest.raises(ConfigError, match=r"a\.toml:2: a TREC qrels goldset holds no questions: set \[inputs\] topics"):
         build_context(load_config(cfg), progress=False)
     cfg.write_text('[inputs]\ngoldset = "qrels"\ngoldset_topics = "topics.trec"\n')
     ctx = build_context(load_config(cfg), progress=False)
     assert [(c.id, c.question, c.expect_sources) for c in ctx.goldset.cases] == [
         ("1", "DIELECTRIC CONSTANT", (("d1", 1), ("d2", 2))), ("2", "MICROWAVE PHASE", (("d3", 1),))]
     cfg.write_text('[inputs]\ngoldset = "g.yaml"\ngoldset_topics = "topics.trec"\n')
-    with pytest.raises(ConfigError, match="goldset_topics only applies to a TREC qrels goldset"):
+    with pytest.raises(ConfigError, match=r"a\.toml:3: \[inputs\] topics only applies to a TREC qrels goldset"):
         build_context(load_config(cfg), progress=False)

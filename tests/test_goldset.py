@@ -273,7 +273,9 @@ def test_trec_tsv_topics(tmp_path):
 
 
 @pytest.mark.parametrize(("qrels", "line", "fragment"), [
-    ("1 0 d1 1\n1 0 d2\n", 2, "needs 4 fields"),
+    ("1 0 d1 1\n1 0 d2\n", 2, "this qrels line has 3 fields, line 1 has 4"),
+    ("1 d1 1\n1 0 d2 1\n", 2, "this qrels line has 4 fields, line 1 has 3"),
+    ("1 0 d1 1\n1 0 d2 1 extra\n", 2, "needs 4 fields 'qid iter docno rel' or 3 fields"),
     ("1 0 d1 1\n\n1 0 d2 yes\n", 3, "relevance must be an integer"),
 ])
 def test_trec_qrels_errors(tmp_path, qrels, line, fragment):

@@ -23,15 +23,15 @@ def _rec(**kw):
 
 
 @pytest.mark.parametrize("lines, line, message", [
-    ([_rec(), "", _rec()], 3, "record 1: key 'a' is used twice (first on line 1)"),
-    (['{"title": "x"}'], 1, "record 0 needs its key field 'key' as a non-empty string, got none"),
-    ([_rec(page="3")], 1, "record 0 (key 'a'): field 'page' must be an integer"),
+    ([_rec(), "", _rec()], 3, "the record's key 'a' is used twice (first on line 1)"),
+    (['{"title": "x"}'], 1, "the record needs its key field 'key' as a non-empty string, got none"),
+    ([_rec(page="3")], 1, "the record (key 'a'): field 'page' must be an integer"),
     ([_rec(is_table="false")], 1, "field 'is_table' must be true or false, got a string 'false'"),
     ([_rec(group_ids="sales")], 1, "field 'group_ids' must be a list (Collection(Edm.String))"),
     ([_rec(last_updated="yesterday")], 1, "field 'last_updated' must be an ISO 8601 date-time"),
     ([_rec(vec=[1.0, 2.0])], 1, "field 'vec' has 2 dimensions; the schema says 3"),
     ([_rec(nope=1)], 1, "field 'nope' is not in the index schema"),
-    ([_rec(), "[1, 2]"], 2, "record 1 must be a JSON object, got an array"),
+    ([_rec(), "[1, 2]"], 2, "the record must be a JSON object, got an array"),
     ([_rec(), '{"key": "b", "page": 1' + "0" * 40 + "}"], 2, "integers must lie between"),
     ([_rec(), "{" * 100], 2, "nests lists and objects deeper than 64 levels"),
 ])

@@ -30,8 +30,8 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
 _AUDIT = ("name", "client", "system", "language")
-_INPUTS = ("profiles", "compare_profiles", "goldset", "goldset_topics", "query_log", "client_code", "checklist",
-           "entities")
+_INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "query_log", "client_code",
+           "checklist", "entities")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
@@ -91,7 +91,9 @@ class AuditConfig:
     profiles: Path | None = None
     compare_profiles: Path | None = None
     goldset: Path | None = None
-    goldset_topics: Path | None = None  # TREC topics: the questions of a TREC qrels goldset
+    # TREC topics, the questions of a TREC qrels goldset: [inputs] topics (goldset_topics, the
+    # key's first name, is still read)
+    goldset_topics: Path | None = None
     query_log: Path | None = None
     client_code: Path | None = None
     checklist: Path | None = None
@@ -252,7 +254,7 @@ def load_config(path: str | Path) -> AuditConfig:
         profiles=path_of(inputs, "inputs", "profiles"),
         compare_profiles=path_of(inputs, "inputs", "compare_profiles"),
         goldset=path_of(inputs, "inputs", "goldset"),
-        goldset_topics=path_of(inputs, "inputs", "goldset_topics"),
+        goldset_topics=_topics(tf, inputs, path_of),
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
         checklist=path_of(inputs, "inputs", "checklist"),
@@ -269,6 +271,14 @@ def load_config(path: str | Path) -> AuditConfig:
         output_dir=output_dir,
         budgets=_budgets(tf, budgets),
     )
+
+
+def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:
+    """[inputs] topics, or its first name goldset_topics; both at once is a mistake."""
+    if "topics" in inputs and "goldset_topics" in inputs:
+        raise tf.error("[inputs] has both 'topics' and 'goldset_topics' (the same key's old name); "
+                       "keep 'topics'", "inputs", "goldset_topics")
+    return path_of(inputs, "inputs", "topics" if "topics" in inputs else "goldset_topics")
 
 
 def _kind(v: Any) -> str:

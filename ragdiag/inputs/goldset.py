@@ -5,8 +5,9 @@ A goldset is YAML (a list of mappings) or JSONL (one object per line):
     - id: fact-001
       question: "What notice period applies to the framework agreement with Nordlicht GmbH?"
       intent: fact
-      as_user: lena.legal              # identity name (optional)
-      expect_sources:                  # keys, or {key, grade} mappings (grade int >= 1, default 1)
+      as_user: lena.legal              # identity name of [identities], or inline: groups=[legal, all-staff]
+      expect_sources:                  # keys, or {key, grade} mappings (grade int >= 1, default 1);
+                                       # `expect_source: KEY` (singular) is the same for one key
         - {key: CON-0007-s3-c1, grade: 3}
         - CON-0007-s3
       expect_answer_contains: ["90 days"]
@@ -16,8 +17,8 @@ A goldset is YAML (a list of mappings) or JSONL (one object per line):
       expect: refused                  # the system must refuse (no sources)
 
 `load_goldset` validates every case and raises `InputDataError` with the file
-and line of the offending case or key. `load_trec_qrels` reads TREC qrels (and
-optionally TREC topics) into the same `Goldset`. `find_goldset_files` finds
+and line of the offending case or key. `load_trec_qrels` reads TREC qrels (3 or 4
+columns, with TREC topics for the questions) into the same `Goldset`. `find_goldset_files` finds
 goldset-like files in a client code folder.
 """
 
@@ -29,7 +30,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ import yaml
 from ragdiag.errors import InputDataError
 from ragdiag.inputs import limits
 
-ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources",
+ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources", "expect_source",
                 "expect_answer_contains", "expect")
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
@@ -63,6 +64,14 @@ class GoldCase:
     expect_refused: bool = False
     path: str | None = None
     line: int | None = None
+    # an inline identity (`as_user: groups=[a, b]`): its groups; `as_user` is then its canonical
+    # name "groups=[a, b]", which the audit adds to its identities
+    as_groups: tuple[str, ...] | None = None
+    key_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
+
+    def line_of(self, key: str) -> int | None:
+        """Line of `key` in the case (YAML), else the case's own line."""
+        return dict(self.key_lines).get(key, self.line)
 
     @property
     def source_keys(self) -> tuple[str, ...]:
@@ -461,10 +470,7 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
         raise err(f"case {_q(case_id)}: 'intent' must be a non-empty string, got {_q(intent)}",
                   key="intent")
 
-    as_user = raw.get("as_user")
-    if as_user is not None and (not isinstance(as_user, str) or not as_user.strip()):
-        raise err(f"case {_q(case_id)}: 'as_user' must be an identity name (a string), got {_q(as_user)}",
-                  key="as_user")
+    as_user, as_groups = _as_user(raw.get("as_user"), case_id, err)
 
     refused = False
     if "expect" in raw:
@@ -474,18 +480,21 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
                       key="expect")
         refused = True
 
-    has_sources = "expect_sources" in raw and raw["expect_sources"] is not None
+    if "expect_sources" in raw and "expect_source" in raw:
+        raise err(f"case {_q(case_id)} has both 'expect_source' and 'expect_sources'; write one "
+                  "'expect_sources' list with every expected key", key="expect_source")
+    source_key = "expect_source" if "expect_source" in raw else "expect_sources"
+    has_sources = source_key in raw and raw[source_key] is not None
     if refused and has_sources:
-        raise err(f"case {_q(case_id)} has both 'expect: refused' and 'expect_sources'; "
-                  "a refused question expects no sources: keep one of them", key="expect_sources")
+        raise err(f"case {_q(case_id)} has both 'expect: refused' and '{source_key}'; "
+                  "a refused question expects no sources: keep one of them", key=source_key)
     if not refused and not has_sources:
         raise err(f"case {_q(case_id)} needs 'expect_sources' (the keys retrieval should find) "
                   "or 'expect: refused'")
 
     sources: tuple[tuple[str, int], ...] = ()
     if has_sources:
-        sources = _parse_sources(raw["expect_sources"], case_id, path,
-                                 _key_line(raw, "expect_sources", line))
+        sources = _parse_sources(raw[source_key], case_id, path, _key_line(raw, source_key, line))
 
     contains_raw = raw.get("expect_answer_contains")
     contains: tuple[str, ...] = ()
@@ -498,8 +507,49 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
         contains = tuple(contains_raw)
 
     return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
-                    as_user=as_user.strip() if as_user else None, expect_sources=sources,
+                    as_user=as_user, expect_sources=sources, as_groups=as_groups,
+                    key_lines=tuple((k, n) for k, n in getattr(raw, "key_lines", {}).items()
+                                    if isinstance(k, str)),
                     expect_answer_contains=contains, expect_refused=refused, path=path, line=line)
+
+
+_INLINE_GROUPS = re.compile(r"\s*groups\s*=\s*\[(?P<groups>[^\]]*)\]\s*", re.I)
+
+
+def inline_identity_name(groups: tuple[str, ...]) -> str:
+    """The canonical name of an inline identity: ``groups=[a, b]``."""
+    return f"groups=[{', '.join(groups)}]"
+
+
+def _as_user(value: Any, case_id: str, err: Any) -> tuple[str | None, tuple[str, ...] | None]:
+    """`as_user`: an identity name, or an inline identity `groups=[a, b]` (also written as a
+    mapping `{groups: [a, b]}`): (name, groups of an inline identity or None)."""
+    if value is None:
+        return None, None
+    groups: Any = None
+    if isinstance(value, Mapping):
+        if set(value) != {"groups"}:
+            raise err(f"case {_q(case_id)}: an inline 'as_user' mapping holds only 'groups', e.g. "
+                      f"{{groups: [sales]}}, got {_q(value)}", key="as_user")
+        groups = value["groups"]
+        if isinstance(groups, str):
+            groups = [groups]
+    elif isinstance(value, str) and _INLINE_GROUPS.fullmatch(value):
+        inner = _INLINE_GROUPS.fullmatch(value).group("groups")  # type: ignore[union-attr]
+        groups = [g.strip().strip("'\"").strip() for g in inner.split(",")] if inner.strip() else []
+    elif isinstance(value, str) and value.strip():
+        if value.strip().lower().startswith("groups"):
+            raise err(f"case {_q(case_id)}: 'as_user' {_q(value)} looks like an inline identity but is "
+                      "not 'groups=[a, b]'; write e.g. as_user: groups=[sales, all-staff]", key="as_user")
+        return value.strip(), None
+    else:
+        raise err(f"case {_q(case_id)}: 'as_user' must be an identity name (a string) or an inline "
+                  f"identity 'groups=[a, b]', got {_q(value)}", key="as_user")
+    if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g for g in groups):
+        raise err(f"case {_q(case_id)}: an inline identity needs at least one group name, e.g. "
+                  f"as_user: groups=[sales]; got {_q(value)}", key="as_user")
+    clean = tuple(dict.fromkeys(groups))
+    return inline_identity_name(clean), clean
 
 
 def _parse_sources(value: Any, case_id: str, path: str, line: int | None
@@ -562,8 +612,9 @@ _NUM_RE = re.compile(r"<num>\s*(?:Number:)?\s*([^<\s]+)", re.I)
 _TITLE_RE = re.compile(r"<title>\s*(?:Topic:)?(.*?)(?=<|\Z)", re.S | re.I)
 
 
-#: suffixes of a goldset file read as TREC qrels ("" = no suffix, as TREC distributes them)
-QRELS_SUFFIXES = ("", ".qrels", ".txt")
+#: suffixes of a goldset file read as TREC qrels ("" = no suffix, as TREC distributes them;
+#: `.tsv` as BEIR writes them)
+QRELS_SUFFIXES = ("", ".qrels", ".trec", ".tsv", ".txt")
 
 
 def is_trec_qrels(path: str | os.PathLike[str]) -> bool:
@@ -573,26 +624,40 @@ def is_trec_qrels(path: str | os.PathLike[str]) -> bool:
 
 def load_trec_qrels(qrels_path: str | os.PathLike[str],
                     topics_path: str | os.PathLike[str] | None = None) -> Goldset:
-    """Load TREC qrels (`qid iter docno rel`) as a goldset, with questions from TREC topics.
+    """Load TREC qrels as a goldset, with questions from TREC topics.
 
+    A line is `qid iter docno rel` (4 columns, TREC) or `qid docno rel` (3 columns, as
+    BEIR's `qrels/*.tsv`), split on whitespace; one file uses one form. A first line whose
+    relevance is not a number is a header (BEIR's `query-id corpus-id score`) and skipped.
     Judgments with rel <= 0 are skipped, so a query with no positive judgment
     has no case. A (qid, docno) judged twice keeps the higher grade. Topics are
     `<top><num>..</num><title>..</title></top>` blocks (question = title,
-    whitespace collapsed) or, when the file has no `<top>`, tab-separated
-    `qid<TAB>text` lines. Without topics the questions are empty strings.
+    whitespace collapsed), `qid<TAB>text` (or `qid text`) lines, or JSONL objects
+    with `_id`/`id` and `text`/`question` (BEIR's queries.jsonl). Without topics the
+    questions are empty strings.
     Every case has intent "unknown" and the path:line of its first judgment.
     """
     qpath = str(qrels_path)
     text = limits.read_text(qrels_path, what="TREC qrels file")
     judged: dict[str, dict[str, int]] = {}
     first_line: dict[str, int] = {}
-    for lineno, raw_line in _jsonl_lines(text, qpath):
+    columns: tuple[int, int] | None = None  # (number of columns, line that set it)
+    for n, (lineno, raw_line) in enumerate(_jsonl_lines(text, qpath)):
         parts = raw_line.split()
-        if len(parts) != 4:
+        if len(parts) not in (3, 4):
             raise InputDataError(
-                f"a qrels line needs 4 fields 'qid iter docno rel', got {len(parts)}: "
-                f"{_q(raw_line.strip())}", path=qpath, line=lineno)
-        qid, _iteration, docno, rel_text = parts
+                f"a qrels line needs 4 fields 'qid iter docno rel' or 3 fields 'qid docno rel', got "
+                f"{len(parts)}: {_q(raw_line.strip())}", path=qpath, line=lineno)
+        if n == 0 and not re.fullmatch(r"[+-]?\d+", parts[-1]):
+            continue  # a header line (BEIR: query-id corpus-id score)
+        if columns is None:
+            columns = (len(parts), lineno)
+        elif len(parts) != columns[0]:
+            raise InputDataError(
+                f"this qrels line has {len(parts)} fields, line {columns[1]} has {columns[0]}; one "
+                f"file uses either 'qid iter docno rel' or 'qid docno rel'", path=qpath, line=lineno)
+        qid, docno, rel_text = (parts[0], parts[1], parts[2]) if len(parts) == 3 else (
+            parts[0], parts[2], parts[3])
         try:
             rel = int(rel_text) if len(rel_text) <= 19 else None
         except ValueError:
@@ -648,12 +713,32 @@ def _load_topics(topics_path: str | os.PathLike[str]) -> dict[str, str]:
             topic_line[qid] = line
         return topics
     for lineno, raw_line in _jsonl_lines(text, tpath):
-        qid, sep, query = raw_line.partition("\t")
-        if not sep or not qid.strip() or not query.strip():
-            raise InputDataError("expected TREC <top> topics or 'qid<TAB>text' lines",
+        if raw_line.lstrip().startswith("{"):  # BEIR queries.jsonl
+            qid, query = _json_topic(limits.loads_json(raw_line, path=tpath, line=lineno), tpath, lineno)
+        else:
+            qid, sep, query = raw_line.partition("\t") if "\t" in raw_line else raw_line.strip().partition(" ")
+            if not sep or not qid.strip() or not query.strip():
+                raise InputDataError("expected TREC <top> topics, 'qid<TAB>text' lines or JSONL "
+                                     "{\"_id\": ..., \"text\": ...} objects", path=tpath, line=lineno)
+        qid = qid.strip()
+        if qid in topic_line:
+            raise InputDataError(f"topic {_q(qid)} is defined twice (first on line {topic_line[qid]})",
                                  path=tpath, line=lineno)
-        topics[qid.strip()] = " ".join(query.split())
+        topics[qid] = " ".join(query.split())
+        topic_line[qid] = lineno
     return topics
+
+
+def _json_topic(obj: Any, tpath: str, lineno: int) -> tuple[str, str]:
+    """(qid, text) of a JSONL topic: `_id` or `id`, and `text` or `question`."""
+    qid = obj.get("_id", obj.get("id")) if isinstance(obj, dict) else None
+    query = obj.get("text", obj.get("question")) if isinstance(obj, dict) else None
+    if _is_int(qid):
+        qid = str(qid)
+    if not isinstance(qid, str) or not qid.strip() or not isinstance(query, str) or not query.strip():
+        raise InputDataError("a JSONL topic needs \"_id\" (or \"id\") and \"text\" (or \"question\"), "
+                             f"non-empty; got {_q(obj)}", path=tpath, line=lineno)
+    return qid, query
 
 
 # --------------------------------------------------------------------------- discovery

@@ -4,9 +4,10 @@
 
 `load_records(path, schema)` reads and checks a records file; `parse_records(blob, path=,
 schema=)` checks bytes already read (a caller that hashes the file reads it once). Every
-problem is an `InputDataError` naming the file, the line and the record: invalid JSON, a
-line that is not an object, a missing, empty or duplicate key, a field the schema does
-not define, or a value of the wrong type for its field:
+problem is an `InputDataError` naming the file and line (and the record's key): invalid
+JSON, a line that is not an object, a missing, empty or duplicate key, a key Azure AI Search
+would refuse (``ragdiag.inputs.validate.azure_key_problem``: letters, digits, ``_``, ``-``,
+``=``), a field the schema does not define, or a value of the wrong type for its field:
 
 - ``Edm.String``: a string; ``Edm.Int32`` / ``Edm.Int64``: an integer in range;
   ``Edm.Double``: a number; ``Edm.Boolean``: true or false;
@@ -68,21 +69,21 @@ def iter_records(text: str, *, path: str | None, schema: Any = None,
         if not raw.strip():
             continue
         if len(raw) > limits.MAX_LINE_CHARS:
-            raise InputDataError(f"record {index}: the line has {len(raw):,} characters; the limit is "
+            raise InputDataError(f"the record's line has {len(raw):,} characters; the limit is "
                                  f"{limits.MAX_LINE_CHARS:,} (ragdiag.inputs.limits.MAX_LINE_CHARS)",
                                  path=path, line=lineno)
-        obj = limits.loads_json(raw, path=path, line=lineno, what=f"record {index}")
+        obj = limits.loads_json(raw, path=path, line=lineno, what="the record")
         if checkers is not None:
             obj = check_record(obj, schema, path=path, line=lineno, index=index,
                                unknown_fields=unknown_fields, _checkers=checkers)
             key = obj[key_name]
             if key in seen:
-                raise InputDataError(f"record {index}: key {limits.excerpt(key, 60)} is used twice "
+                raise InputDataError(f"the record's key {limits.excerpt(key, 60)} is used twice "
                                      f"(first on line {seen[key]}); keys must be unique",
                                      path=path, line=lineno)
             seen[key] = lineno
         elif not isinstance(obj, dict):
-            raise InputDataError(f"record {index} must be a JSON object, got {_kind(obj)} "
+            raise InputDataError(f"a record must be a JSON object, got {_kind(obj)} "
                                  f"{limits.excerpt(obj)}", path=path, line=lineno)
         index += 1
         yield obj
@@ -92,7 +93,8 @@ def check_record(obj: Any, schema: Any, *, path: str | None = None, line: int | 
                  index: int | None = None, unknown_fields: str = "error",
                  _checkers: Mapping[str, Callable[[Any], str | None]] | None = None) -> dict[str, Any]:
     """`obj` if it is a valid record of `schema`, else an `InputDataError` saying why."""
-    label = f"record {index}" if index is not None else "a record"
+    # the error's path:line names the record; without a line, its position (1-based)
+    label = "the record" if line is not None or index is None else f"record #{index + 1}"
 
     def err(message: str) -> InputDataError:
         return InputDataError(message, path=path, line=line)
@@ -105,6 +107,11 @@ def check_record(obj: Any, schema: Any, *, path: str | None = None, line: int | 
     if not isinstance(key, str) or not key.strip():
         got = "none" if key_name not in obj else f"{_kind(key)} {limits.excerpt(key)}"
         raise err(f"{label} needs its key field '{key_name}' as a non-empty string, got {got}")
+    from ragdiag.inputs.validate import azure_key_problem
+
+    problem = azure_key_problem(key)
+    if problem:
+        raise err(f"{label}'s key {limits.excerpt(key, 60)} (field '{key_name}') {problem}")
     label = f"{label} (key {limits.excerpt(key, 60)})"
     for name, value in obj.items():
         check = checkers.get(name)

@@ -106,25 +106,30 @@ class Policy:
     # ---- checks and edits ----------------------------------------------------------
     def validate_against(self, schema: IndexSchema) -> list[str]:
         """Problems of the policy on `schema` (fields, configurations, filters), not raised."""
-        out: list[str] = []
         pre = f"{self.path}: " if self.path else ""
+        out = [f"{pre}{m}" for m in self.security_problems(schema)]
+        for p in self.profiles.values():
+            out.extend(p.validate_against(schema))
+        return out
+
+    def security_problems(self, schema: IndexSchema) -> list[str]:
+        """Problems of `security_field` on `schema` (the identity clause would be rejected)."""
+        out: list[str] = []
         root = self.security_field.split("/")[0]
         if not schema.has_field(root):
-            out.append(f"{pre}security field '{self.security_field}' is not in index "
+            out.append(f"security field '{self.security_field}' is not in index "
                        f"'{schema.name}'; the identity clause would be rejected (fields: "
                        f"{', '.join(schema.field_names)})")
         elif "/" not in self.security_field:
             f = schema.field(root)
             if not f.filterable:
-                out.append(f"{pre}security field '{f.name}' is not filterable; the identity "
+                out.append(f"security field '{f.name}' is not filterable; the identity "
                            "clause cannot be applied")
             if f.type != STRING_COLLECTION:
-                out.append(f"{pre}security field '{f.name}' is {f.type}, not {STRING_COLLECTION}; "
+                out.append(f"security field '{f.name}' is {f.type}, not {STRING_COLLECTION}; "
                            f"the identity clause uses {f.name}/any(...)"
                            + (" (a single-valued string field needs search.in directly)"
                               if f.type == STRING else ""))
-        for p in self.profiles.values():
-            out.extend(p.validate_against(schema))
         return out
 
     def with_profile(self, profile: Profile) -> Policy:

@@ -30,6 +30,9 @@ class LocalKind:
         from ragdiag.targets.local import LocalIndexSpec, LocalTarget, default_index_dir
 
         schema = IndexSchema.load(options["schema"])
+        from ragdiag.inputs.validate import check_vector_sources
+
+        check_vector_sources(config, schema, options.get("vector_sources"))  # before embedding anything
         name = options.get("name") or schema.name
         spec = LocalIndexSpec(name=name, schema=schema, vector_sources=options.get("vector_sources") or {},
                               now=options.get("now"))
