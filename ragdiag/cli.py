@@ -27,7 +27,30 @@ def _console(stderr: bool = False) -> Any:
 
 
 def _log(msg: str) -> None:
-    _console(stderr=True).print(f"[dim]{msg}[/dim]")
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[dim]{escape(msg)}[/dim]")
+
+
+def _config_target(config_path: str | None, variant: str | None, *, command: str) -> Any:
+    """The target a command runs on: the config's (its inputs checked against it first, as for
+    an audit), else the embedded sample's `variant` (default structured)."""
+    if config_path is None:
+        from ragdiag.sample.system import open_sample_target
+
+        return open_sample_target(variant or "structured", log=_log)
+    from ragdiag.audit import build_context
+    from ragdiag.errors import ConfigError
+    from ragdiag.inputs.config import load_config
+
+    if variant is not None:
+        raise ConfigError(f"--variant picks a sample index; with a config, {command} uses the "
+                          "config's [target] (leave out one of them)")
+    config = load_config(config_path)
+    if config.target is None:
+        raise ConfigError(f"the config has no [target], so there is nothing to {command}; add "
+                          "[target] kind = \"local\" (or \"azure\", \"sample\")", path=str(config.path))
+    return build_context(config, log=_log, progress=True).target
 
 
 def _print_table(con: Any, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *,
@@ -92,7 +115,7 @@ def cmd_sample_build(args: argparse.Namespace) -> int:
 
     out = Path(args.out) if args.out else sample_dir()
     summary = build_sample(out)
-    _console().print(f"sample system written to {out}")
+    _console().print(f"sample system written to {out}", markup=False)
     for k, v in summary.items():
         _console().print(f"  {k}: {v}")
     return 0
@@ -130,6 +153,7 @@ def cmd_sample_querylog(args: argparse.Namespace) -> int:
 def cmd_sample_ask(args: argparse.Namespace) -> int:
     """Answer the sample goldset's questions through the local target (a readable summary)."""
     import yaml
+    from rich.markup import escape
     from rich.table import Table
 
     from ragdiag.model import SearchRequest, VectorQuery
@@ -173,8 +197,9 @@ def cmd_sample_ask(args: argparse.Namespace) -> int:
             hit = bool(expected & set(trace.keys))
             found += hit
             verdict = f"source in top {args.top}" if hit else "source missed"
-        table.add_row(c["intent"], c["question"], c["as_user"],
-                      best.key if best else "-", f"{score:.2f}" if score is not None else "-", verdict)
+        table.add_row(*(escape(str(x)) for x in (c["intent"], c["question"], c["as_user"],
+                                                 best.key if best else "-")),
+                      f"{score:.2f}" if score is not None else "-", verdict)
     con.print(table)
     con.print(f"answerable questions with an expected source in the top {args.top}: "
               f"{found}/{answerable}; refusal cases below reranker score {args.min_score}: "
@@ -184,11 +209,11 @@ def cmd_sample_ask(args: argparse.Namespace) -> int:
 
 # ---- search ----------------------------------------------------------------------
 def cmd_search(args: argparse.Namespace) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from ragdiag.errors import InputDataError
     from ragdiag.model import SearchRequest
-    from ragdiag.sample.system import open_sample_target
 
     path = Path(args.request)
     try:
@@ -198,20 +223,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         raise InputDataError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
     request = SearchRequest.from_dict(body)
-    target = open_sample_target(args.variant, log=_log)
+    target = _config_target(args.config, args.variant, command="search")
     trace = target.search(request)
     if args.json:
         print(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False))
         return 0
     vfields = sorted({f for h in trace.hits for f in h.vector_similarities})
-    table = Table(title=f"{target.name}: {len(trace.hits)} hits, pool {trace.pool_size}, "
-                        f"reranked {trace.reranked}")
+    table = Table(title=escape(f"{target.name}: {len(trace.hits)} hits, pool {trace.pool_size}, "
+                               f"reranked {trace.reranked}"))
     for col in ("#", "key", "@search.score", "reranker", "BM25 (rank)",
                 *[f"{f} (rank)" for f in vfields], "fused rank", "boost"):
-        table.add_column(col, justify="left" if col == "key" else "right")
+        table.add_column(escape(col), justify="left" if col == "key" else "right")
     for i, h in enumerate(trace.hits, 1):
         table.add_row(
-            str(i), h.key, f"{h.score:.5f}",
+            str(i), escape(h.key), f"{h.score:.5f}",
             "-" if h.reranker_score is None else f"{h.reranker_score:.2f}",
             "-" if h.text_rank is None else f"{h.text_score:.2f} ({h.text_rank})",
             *["-" if f not in h.vector_similarities else
@@ -219,11 +244,12 @@ def cmd_search(args: argparse.Namespace) -> int:
             "-" if h.fused_rank is None else str(h.fused_rank), f"{h.document_boost:.2f}")
     _console().print(table)
     if trace.partial_reason:
-        _console().print(f"[yellow]semantic ranking did not run: {trace.partial_reason}[/yellow]")
+        _console().print(f"[yellow]semantic ranking did not run: {escape(str(trace.partial_reason))}[/yellow]")
     return 0
 
 
 # ---- audit -----------------------------------------------------------------------
+FINDINGS_FILE = "findings.json"  # what an audit writes into the config's [output] dir
 _STATUS_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error": "red", "skipped": "dim"}
 
 
@@ -277,7 +303,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if stopped:
         con.print("[red]" + escape(f"stopped early: {stopped.get('reason') or 'interrupted by ' + stopped['signal']}"
                                    f"; {stats.not_sent} requests not sent") + "[/red]")
-    _write_outputs(result, args, checklist=config.checklist, lang=ctx.lang, con=con)
+    _write_outputs(result, args, checklist=config.checklist, lang=ctx.lang, con=con,
+                   output_dir=config.output_dir)
     code = _audit_exit_code(result, args.fail_on)
     if code:
         gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
@@ -295,27 +322,32 @@ def _gates(status: str, fail_on: str) -> bool:
 
 
 def _write_outputs(result: Any, args: argparse.Namespace, *, checklist: Path | None, lang: str,
-                   con: Any) -> None:
-    """--json, --junit, --sarif and --summary: every file the audit was asked to write."""
-    if args.json:
-        out = Path(args.json)
+                   con: Any, output_dir: Path | None = None) -> None:
+    """--json, --junit, --sarif and --summary: every file the audit was asked to write. Without
+    --json, the config's ``[output] dir`` gets the findings as ``findings.json``."""
+    from rich.markup import escape
+
+    json_path = args.json or (output_dir / FINDINGS_FILE if output_dir is not None else None)
+    if json_path:
+        out = Path(json_path)
         out.parent.mkdir(parents=True, exist_ok=True)
         result.to_json(out)
-        con.print(f"findings written to {out}")
+        con.print(f"findings written to {escape(str(out))}")
     if args.junit:
         from ragdiag.ci.junit import write_junit
 
-        con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}")
+        con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}", markup=False)
     if args.sarif:
         from ragdiag.ci.sarif import write_sarif
         from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
 
         specs = load_checklist(checklist or default_checklist_dir())
-        con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}")
+        con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}", markup=False)
     if args.summary:
         from ragdiag.ci.summary import write_summary
 
-        con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}")
+        con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}",
+                  markup=False)
 
 
 def _audit_exit_code(result: Any, fail_on: str) -> int:
@@ -423,11 +455,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """An Azure-compatible, read-only endpoint over the local sample indexes."""
+    """An Azure-compatible, read-only endpoint over a config's target or the sample indexes."""
     import os
 
     from ragdiag.errors import ConfigError
-    from ragdiag.sample.system import open_sample_target
     from ragdiag.targets.emulator import Faults, run_server
 
     key = None
@@ -439,9 +470,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     elif not args.no_auth:
         raise ConfigError("choose --api-key-env VAR (clients must send that key) or --no-auth")
     targets = {}
-    for spec in args.index or ["muster=structured"]:
-        name, _, variant = spec.partition("=")
-        targets[name] = open_sample_target(variant or "structured", log=_log)
+    if args.config is not None:
+        if args.index:
+            raise ConfigError("--index NAME=VARIANT serves sample variants; with a config, serve uses "
+                              "the config's [target] (name it with --name)")
+        target = _config_target(args.config, None, command="serve")
+        targets[args.name or target.schema().name] = target
+    else:
+        if args.name:
+            raise ConfigError("--name names a config's target; for sample variants use --index NAME=VARIANT")
+        for spec in args.index or ["muster=structured"]:
+            name, _, variant = spec.partition("=")
+            targets[name] = _config_target(None, variant or "structured", command="serve")
     faults = Faults(latency_ms=args.latency_ms, rate_429=args.rate_429, rate_503=args.rate_503,
                     rate_malformed=args.rate_malformed, rate_drop=args.rate_drop)
     run_server(targets, host="127.0.0.1", port=args.port, api_key=key, faults=faults)
@@ -450,6 +490,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_scan_code(args: argparse.Namespace) -> int:
     """Static scan of a client's code (read only: nothing is imported or executed)."""
+    from rich.markup import escape
     from rich.table import Table
 
     from ragdiag.codescan import scan_path
@@ -463,7 +504,7 @@ def cmd_scan_code(args: argparse.Namespace) -> int:
         print(json.dumps(scan.to_dict(), indent=2, ensure_ascii=False))
         return 0
     con = _console()
-    table = Table(title=f"search call sites in {root} ({scan.files_scanned} files scanned)")
+    table = Table(title=escape(f"search call sites in {root} ({scan.files_scanned} files scanned)"))
     for col in ("file:line", "kind", "class", "function", "top", "k", "filter", "shared text"):
         table.add_column(col, max_width=50 if col == "filter" else None)
     def val(site: Any, name: str) -> str:
@@ -471,12 +512,12 @@ def cmd_scan_code(args: argparse.Namespace) -> int:
         return "-" if v is None else (repr(v.value) if v.resolved else f"<{v.source}>")
 
     for s in scan.search_calls:
-        table.add_row(f"{s.file}:{s.line}", s.kind, s.site_class, s.function, val(s, "top"), val(s, "k"),
-                      val(s, "filter"),
+        table.add_row(*(escape(str(c)) for c in (f"{s.file}:{s.line}", s.kind, s.site_class, s.function,
+                                                 val(s, "top"), val(s, "k"), val(s, "filter"))),
                       "yes" if s.shared_text else "")
     con.print(table)
     summary = scan.summary()
-    con.print(", ".join(f"{k} {v}" for k, v in summary.items() if not isinstance(v, dict | list)))
+    con.print(", ".join(f"{k} {v}" for k, v in summary.items() if not isinstance(v, dict | list)), markup=False)
     if scan.skipped:
         con.print(f"[yellow]{len(scan.skipped)} file(s) skipped[/yellow] (see --json)")
     return 0
@@ -488,8 +529,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ragdiag.report import build_report
 
     checks = [c.strip() for c in args.checks.split(",")] if args.checks else None
+    out = args.out
+    if out is None:
+        from ragdiag.errors import ConfigError
+        from ragdiag.inputs.config import load_config
+        from ragdiag.sample.system import sample_dir
+
+        config = load_config(args.config or sample_dir() / "audit.toml")
+        if config.output_dir is None:
+            raise ConfigError("give --out FOLDER, or set [output] dir in the config, for the report's files",
+                              path=str(config.path))
+        out = config.output_dir
     try:
-        paths = build_report(args.config or None, Path(args.out), lang=args.lang, pdf_engine=args.pdf_engine,
+        paths = build_report(args.config or None, Path(out), lang=args.lang, pdf_engine=args.pdf_engine,
                              client=args.client, system=args.system, checks=checks, progress=True,
                              findings_json=args.findings,
                              log=lambda m: _console(stderr=True).print(m))
@@ -500,7 +552,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 3
     con = _console()
     for label, path in (("notebook", paths.ipynb), ("html", paths.html), ("pdf", paths.pdf)):
-        con.print(f"{label}: {path}")
+        con.print(f"{label}: {path}", markup=False, highlight=False)
     return 0
 
 
@@ -527,15 +579,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reranker score below which a question counts as refused")
     a.set_defaults(func=cmd_sample_ask)
 
-    s = sub.add_parser("search", help="run one request (Azure REST body, JSON) on the sample index")
+    s = sub.add_parser("search", help="run one request (Azure REST body, JSON) on a config's target "
+                                      "(default: the sample index)")
+    s.add_argument("config", nargs="?", help="audit config TOML whose [target] answers (default: the sample)")
     s.add_argument("--request", required=True, help="JSON file: a search request body")
-    s.add_argument("--variant", default="structured", choices=("structured", "naive"))
+    s.add_argument("--variant", choices=("structured", "naive"),
+                   help="the sample index to search when no config is given (default: structured)")
     s.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     s.set_defaults(func=cmd_search)
 
     au = sub.add_parser("audit", help="run the checklist (default: the embedded sample system)")
     au.add_argument("config", nargs="?", help="audit config TOML (default: sample_data/audit.toml)")
-    au.add_argument("--json", metavar="PATH", help="write all findings as JSON")
+    au.add_argument("--json", metavar="PATH", help="write all findings as JSON (default: findings.json in "
+                                                   "the config's [output] dir, when it has one)")
     au.add_argument("--junit", metavar="PATH",
                     help="write JUnit XML: one test case per check, a failure at or above --fail-on")
     au.add_argument("--sarif", metavar="PATH",
@@ -556,7 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="the audit as a PDF report (papermill, HTML, WeasyPrint)")
     rp.add_argument("config", nargs="?", help="audit config TOML (default: the embedded sample's)")
-    rp.add_argument("--out", required=True, help="output folder for report.ipynb, report.html, report.pdf")
+    rp.add_argument("--out", help="output folder for report.ipynb, report.html, report.pdf (default: the "
+                                  "config's [output] dir)")
     rp.add_argument("--lang", choices=("en", "de"), default="en")
     rp.add_argument("--pdf-engine", choices=("weasyprint", "chromium"), default="weasyprint",
                     help="HTML to PDF: WeasyPrint (default, no browser) or Debian's chromium")
@@ -573,7 +630,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="parse every Python file, also those without search-related words")
     sc.set_defaults(func=cmd_scan_code)
 
-    sv = sub.add_parser("serve", help="serve the sample indexes over Azure AI Search's REST API (read-only)")
+    sv = sub.add_parser("serve", help="serve a config's target (default: the sample indexes) over Azure AI "
+                                      "Search's REST API (read-only)")
+    sv.add_argument("config", nargs="?", help="audit config TOML whose [target] is served (default: the sample)")
+    sv.add_argument("--name", help="index name to serve a config's target under (default: its schema's name)")
     sv.add_argument("--port", type=int, default=8765)
     sv.add_argument("--api-key-env", help="environment variable holding the api-key clients must send")
     sv.add_argument("--no-auth", action="store_true", help="accept requests without a key")
