@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import tiny_schema
 from ragdiag.errors import ConfigError, InputDataError, InputValidationError
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.inputs.validate import azure_key_problem, check_inputs, input_problems
 from ragdiag.policy import load_policy
+from tests.fakes import tiny_schema
 
 POLICY = """\
 [policy]
