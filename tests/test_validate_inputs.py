@@ -281,3 +281,86 @@ def test_vector_sources_must_name_fields_of_the_schema_before_embedding(tmp_path
     assert "it would embed empty strings; text fields: id, title, content" in text
     assert f"{cfg}:5: vector_sources names 'content_vector', which is not a vector field" in text
     assert "vector fields: vec" in text
+
+
+# ---- search, serve, the console and [output] dir on a non-sample config -----------------------
+def test_search_runs_on_a_config_target(tmp_path, cache, capsys):
+    from ragdiag.cli import main
+
+    cfg = local_folder(tmp_path)
+    req = write(tmp_path, "req.json", json.dumps({"search": "alpha", "top": 2}))
+    assert main(["search", str(cfg), "--request", str(req), "--json"]) == 0
+    trace = json.loads(capsys.readouterr().out)
+    assert [h["key"] for h in trace["hits"]][0] == "doc-1"
+    assert main(["search", str(cfg), "--request", str(req)]) == 0
+    assert "mini: " in capsys.readouterr().out  # the config's index, not the sample
+    assert main(["search", str(cfg), "--request", str(req), "--variant", "naive"]) == 2
+    assert "--variant picks a sample index" in capsys.readouterr().err
+    broken = local_folder(tmp_path, gold=MINI_GOLD.replace("groups=[all]", "nobody"))
+    assert main(["search", str(broken), "--request", str(req)]) == 2  # inputs checked first
+    assert "identity 'nobody' is not defined in [identities]" in capsys.readouterr().err
+
+
+def test_serve_serves_a_config_target(tmp_path, cache, monkeypatch):
+    import urllib.request
+
+    import ragdiag.targets.emulator as emulator
+    from ragdiag.cli import main
+
+    served = {}
+    monkeypatch.setattr(emulator, "run_server", lambda targets, **kw: served.update(targets))
+    assert main(["serve", str(local_folder(tmp_path)), "--no-auth"]) == 0
+    assert list(served) == ["mini"]
+    emu = emulator.Emulator(served, api_key=None)
+    url = emu.start()
+    try:
+        req = urllib.request.Request(f"{url}/indexes/mini/docs/search?api-version=2024-07-01", method="POST",
+                                     data=json.dumps({"search": "beta"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            body = json.loads(resp.read())
+    finally:
+        emu.stop()
+    assert body["value"][0]["id"] == "doc-2"
+
+
+def test_console_prints_markup_like_text_literally():
+    import io
+
+    from rich.console import Console
+
+    from ragdiag.cli import _print_table
+
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=200, color_system=None)
+    _print_table(con, "t [b]", ["check", "finding"], [["goldset", "set [identities] and [bold]x[/bold]"]])
+    text = buf.getvalue()
+    assert "set [identities] and [bold]x[/bold]" in text and "t [b]" in text
+
+
+def test_log_lines_keep_brackets(capsys):
+    from ragdiag.cli import _log
+
+    _log("identity 'x' is not defined in [identities]")
+    assert "not defined in [identities]" in capsys.readouterr().err
+
+
+def test_output_dir_receives_the_findings_unless_json_is_given(tmp_path, cache, capsys):
+    from ragdiag.cli import main
+
+    cfg = local_folder(tmp_path)
+    cfg.write_text(cfg.read_text() + '\n[output]\ndir = "out"\n')
+    args = ["audit", str(cfg), "--checks", "goldset", "--quiet", "--fail-on", "never"]
+    assert main(args) == 0
+    written = tmp_path / "out" / "findings.json"
+    assert json.loads(written.read_text())["findings"][0]["check_id"] == "goldset"
+    written.unlink()
+    assert main([*args, "--json", str(tmp_path / "elsewhere.json")]) == 0
+    assert (tmp_path / "elsewhere.json").exists() and not written.exists()  # --json wins
+
+
+def test_report_without_out_needs_an_output_dir(tmp_path, cache, capsys):
+    from ragdiag.cli import main
+
+    assert main(["report", str(local_folder(tmp_path))]) == 2
+    assert "give --out FOLDER, or set [output] dir in the config" in capsys.readouterr().err

@@ -554,7 +554,7 @@ def _as_user(value: Any, case_id: str, err: Any) -> tuple[str | None, tuple[str,
 
 def _parse_sources(value: Any, case_id: str, path: str, line: int | None
                    ) -> tuple[tuple[str, int], ...]:
-    if isinstance(value, str):
+    if isinstance(value, str | Mapping):  # one key, or one {key, grade}
         value = [value]
     if not isinstance(value, list):
         raise InputDataError(
