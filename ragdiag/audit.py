@@ -54,10 +54,6 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
-    target = target if target is not None else open_target(config, log=log, progress=progress)
-    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
-                    budget=config.budget, concurrency=config.concurrency, progress=progress,
-                    max_consecutive_failures=config.max_consecutive_failures)
     policy = load_policy(config.profiles) if config.profiles else None
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
@@ -97,14 +93,36 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     if validate:
         from ragdiag.inputs.validate import check_inputs, query_dimension
 
-        check_inputs(config, schema=target.schema() if target is not None else None,
-                     policies=(policy, compare), goldset=goldset, identities=config.identities,
-                     query_dim=query_dimension(target) if _has_vector_queries(policy, compare) else None)
+        def check(schema: Any, query_dim: int | None) -> None:
+            check_inputs(config, schema=schema, policies=(policy, compare), goldset=goldset,
+                         identities=config.identities, query_dim=query_dim)
+
+        early = _schema_before_opening(config) if target is None else None
+        if early is not None:  # a local index is built when opened: its inputs are checked first
+            check(early, None)
+    target = target if target is not None else open_target(config, log=log, progress=progress)
+    if validate:
+        check(target.schema() if target is not None else None,
+              query_dimension(target) if _has_vector_queries(policy, compare) else None)
+    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
+                    budget=config.budget, concurrency=config.concurrency, progress=progress,
+                    max_consecutive_failures=config.max_consecutive_failures)
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
                         log=log, budgets=dict(config.budgets))
+
+
+def _schema_before_opening(config: AuditConfig) -> Any:
+    """The index schema, when the target's kind can read it without opening the target
+    (``peek_schema(options)``, e.g. a local target's schema file); else None."""
+    if config.target is None:
+        return None
+    from ragdiag.targets.registry import get_kind
+
+    peek = getattr(get_kind(config.target.kind), "peek_schema", None)
+    return peek(config.target.options) if callable(peek) else None
 
 
 def _config_line(config: AuditConfig, key: str) -> int | None:

@@ -251,7 +251,9 @@ def test_build_context_refuses_a_broken_profile_before_any_request(tmp_path, cac
         build_context(load_config(cfg), progress=False)
     assert f"{tmp_path / 'profiles.toml'}:8: profile 'kw': search field 'body' is not in index 'mini'" \
         in str(info.value)
+    assert not list((tmp_path / "cache").glob("indexes/mini*"))  # refused before the index was built
     ctx = build_context(load_config(local_folder(tmp_path)), progress=False)  # the sound folder opens
+    assert list((tmp_path / "cache").glob("indexes/mini*"))
     assert ctx.identities["groups=[all]"].groups == ("all",)  # the inline identity is usable
     assert ctx.runner.stats.sent == 0
 

@@ -22,6 +22,12 @@ class LocalKind:
             "reranker": options.string("reranker"),
         }
 
+    def peek_schema(self, options: Mapping[str, Any]) -> Any:
+        """The index schema file, read without building the index (inputs are checked first)."""
+        from ragdiag.model.schema import IndexSchema
+
+        return IndexSchema.load(options["schema"])
+
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
              progress: bool) -> Any:
         from ragdiag.encoders import load_reranker
