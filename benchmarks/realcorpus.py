@@ -67,7 +67,7 @@ vector_sources = {{ content_vector = ["content"] }}
 [inputs]
 profiles = "{profiles}"
 goldset = "qrels"
-goldset_topics = "query-text.trec"
+topics = "query-text.trec"
 """
 
 

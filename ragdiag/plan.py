@@ -3,7 +3,8 @@
 The checks run against a dry-run target that records every request and answers
 empty. Which requests a check needs depends on the policy, the goldset and the
 query log, not on what the index answers, so the count is the audit's real
-request plan. Cached requests are counted once, for the first check needing
+request plan. The inputs were checked against the target when the context was built
+(`ragdiag.inputs.validate`), so a plan is never made for requests the index would refuse. Cached requests are counted once, for the first check needing
 them. Document streaming is estimated at one request per 1,000 documents.
 """
 
