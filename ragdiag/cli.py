@@ -224,6 +224,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise InputDataError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
     request = SearchRequest.from_dict(body)
     target = _config_target(args.config, args.variant, command="search")
+    from ragdiag.errors import InputValidationError
+    from ragdiag.inputs.validate import query_dimension, request_problems
+
+    problems = request_problems(request, target.schema(), path=str(path),
+                                query_dim=query_dimension(target) if request.vector_queries else None)
+    if problems:  # refused before it is sent
+        raise InputValidationError(problems)
     trace = target.search(request)
     if args.json:
         print(json.dumps(trace.to_dict(), indent=2, ensure_ascii=False))

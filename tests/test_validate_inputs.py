@@ -303,6 +303,32 @@ def test_search_runs_on_a_config_target(tmp_path, cache, capsys):
     assert "identity 'nobody' is not defined in [identities]" in capsys.readouterr().err
 
 
+def test_search_refuses_a_request_the_index_would_refuse_before_sending_it(tmp_path, cache, capsys):
+    from ragdiag.cli import main
+
+    cfg = local_folder(tmp_path)
+    req = write(tmp_path, "req.json", json.dumps({"search": "alpha", "searchFields": "body",
+                                                 "queryType": "semantic"}))
+    assert main(["search", str(cfg), "--request", str(req)]) == 2
+    err = capsys.readouterr().err
+    assert f"{req}: searchFields: search field 'body' is not in index 'mini'" in err
+    assert f"{req}: queryType: index 'mini' has no semantic configuration" in err
+
+
+def test_request_vectors_must_have_the_fields_dimensions():
+    from ragdiag.inputs.validate import request_problems
+    from ragdiag.model import SearchRequest
+
+    ok = SearchRequest.from_dict({"vectorQueries": [{"kind": "vector", "vector": [0.1, 0.2, 0.3], "fields": "vec"}]})
+    assert request_problems(ok, tiny_schema(), path="r.json") == []
+    bad = SearchRequest.from_dict({"vectorQueries": [{"kind": "vector", "vector": [0.1, 0.2], "fields": "vec"}]})
+    (path, line, message), = request_problems(bad, tiny_schema(), path="r.json")
+    assert path == "r.json" and "field 'vec' has 3 dimensions, the request's vector has 2" in message
+    text = SearchRequest.from_dict({"vectorQueries": [{"kind": "text", "text": "x", "fields": "vec"}]})
+    assert request_problems(text, tiny_schema(), query_dim=3) == []
+    assert "the target embeds questions into 384" in request_problems(text, tiny_schema(), query_dim=384)[0][2]
+
+
 def test_serve_serves_a_config_target(tmp_path, cache, monkeypatch):
     import urllib.request
 

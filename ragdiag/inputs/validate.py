@@ -31,7 +31,7 @@ from ragdiag.errors import ConfigError, InputValidationError, RagdiagError
 from ragdiag.inputs.limits import excerpt
 
 __all__ = ["AZURE_KEY_CHARACTERS", "MAX_KEY_LENGTH", "azure_key_problem", "check_inputs",
-           "check_vector_sources", "input_problems", "query_dimension"]
+           "check_vector_sources", "input_problems", "query_dimension", "request_problems"]
 
 Problem = tuple[str | None, int | None, str]
 
@@ -100,21 +100,51 @@ def _policy_problems(policy: Any, schema: Any, query_dim: int | None) -> list[Pr
     loc = _locator(path)
     out: list[Problem] = [(path, _line(loc, ("policy",), "security_field"), message)
                           for message in policy.security_problems(schema)]
-    vectors = {f.name: f for f in schema.vector_fields}
     for name, profile in policy.profiles.items():
-        problems = list(profile.problems_against(schema))
-        if query_dim is not None:
-            for i, vq in enumerate(profile.vector_queries):
-                for fname in vq.fields:
-                    f = vectors.get(fname)
-                    if f is not None and f.dimensions is not None and f.dimensions != query_dim:
-                        problems.append(("fields", i, f"vector query {i + 1}: field '{fname}' has "
-                                         f"{f.dimensions} dimensions, the target embeds questions into "
-                                         f"{query_dim}; every vector query would be rejected (use the "
-                                         "embedder the index was built with, or fix 'dimensions')"))
+        problems = [*profile.problems_against(schema),
+                    *_dimension_problems(schema, [(vq.fields, None) for vq in profile.vector_queries], query_dim)]
         for key, index, message in problems:
             out.append((path, _profile_line(loc, name, key, index), f"profile '{name}': {message}"))
     return out
+
+
+def _dimension_problems(schema: Any, queries: Sequence[tuple[Sequence[str], Sequence[float] | None]],
+                        query_dim: int | None) -> list[tuple[str, int | None, str]]:
+    """Vector queries (fields, raw vector or None for a text the target embeds) whose vector
+    cannot have the fields' dimensions: (key, query index, message)."""
+    vectors = {f.name: f for f in schema.vector_fields}
+    out: list[tuple[str, int | None, str]] = []
+    for i, (fields, vector) in enumerate(queries):
+        dim, what = (len(vector), "the request's vector has") if vector is not None else (
+            query_dim, "the target embeds questions into")
+        for fname in fields:
+            f = vectors.get(fname)
+            if dim is not None and f is not None and f.dimensions is not None and f.dimensions != dim:
+                out.append(("vector" if vector is not None else "fields", i,
+                            f"vector query {i + 1}: field '{fname}' has {f.dimensions} dimensions, {what} "
+                            f"{dim}; the vector query would be rejected (use the embedder the index "
+                            "was built with, or fix 'dimensions')"))
+    return out
+
+
+def request_problems(request: Any, schema: Any, *, path: str | None = None,
+                     query_dim: int | None = None) -> list[Problem]:
+    """Problems of one `SearchRequest` (a ``ragdiag search --request`` file) on `schema`."""
+    from ragdiag.policy.profile import request_shape_problems
+
+    differs = any(vq.text is not None and vq.text != request.search for vq in request.vector_queries)
+    problems = [*request_shape_problems(request, schema, vector_text_differs=differs),
+                *_dimension_problems(schema, [(vq.fields, vq.vector) for vq in request.vector_queries],
+                                     query_dim)]
+    return [(path, None, f"{_REQUEST_KEYS.get(key, key)}: {message}") for key, _, message in problems]
+
+
+#: the REST names of the request keys the problems name
+_REQUEST_KEYS = {"search_fields": "searchFields", "select": "select", "semantic_configuration":
+                 "semanticConfiguration", "query_type": "queryType", "scoring_profile": "scoringProfile",
+                 "scoring_parameters": "scoringParameters", "fields": "vectorQueries", "vector": "vectorQueries",
+                 "filter_override": "vectorQueries", "filter": "filter", "query_rewrites": "queryRewrites",
+                 "captions": "captions", "answers": "answers"}
 
 
 def _profile_line(loc: Any, profile: str, key: str, index: int | None) -> int | None:

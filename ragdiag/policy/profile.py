@@ -219,75 +219,84 @@ class Profile:
     def problems_against(self, schema: IndexSchema) -> list[tuple[str, int | None, str]]:
         """Problems of this profile on `schema`: (key, vector query index or None, message),
         so a caller can point at the key's line (`ragdiag.inputs.validate`)."""
-        out: list[tuple[str, int | None, str]] = []
-        searchable = set(schema.searchable_fields)
-        for name in self.search_fields or ():
-            if not schema.has_field(name):
-                out.append(("search_fields", None, f"search field '{name}' is not in index '{schema.name}'; "
-                           f"searchable fields: {', '.join(schema.searchable_fields) or 'none'}"))
-            elif name not in searchable:
-                out.append(("search_fields", None, f"search field '{name}' is not searchable; "
-                           f"searchable fields: {', '.join(schema.searchable_fields) or 'none'}"))
-        retrievable = set(schema.retrievable_fields)
-        for name in self.select or ():
-            if name not in retrievable:
-                out.append(("select", None, f"select field '{name}' is not a retrievable field of index "
-                           f"'{schema.name}'; retrievable: {', '.join(schema.retrievable_fields)}"))
-        if self.query_type == "semantic":
-            try:
-                schema.semantic_configuration(self.semantic_configuration)
-            except ConfigError as exc:
-                out.append(("semantic_configuration" if self.semantic_configuration else "query_type",
-                            None, str(exc)))
-        else:
-            for key in ("captions", "answers", "query_rewrites"):
-                if getattr(self, key):
-                    out.append((key, None, f"'{key}' needs query_type = 'semantic' (it is "
-                               f"'{self.query_type}'); Azure rejects the request"))
-        if self.query_rewrites:
-            if not self.query_language:
-                out.append(("query_rewrites", None, "query_rewrites needs query_language (the search "
-                           "text's language); Azure rejects the request without it"))
-            if any(vq.text not in (self.keyword_text, "keyword_text") for vq in self.vector_queries):
-                out.append(("query_rewrites", None, "query_rewrites need the vector text identical to "
-                           "the search text (Azure); a vector query here embeds a different text"))
-        if self.scoring_profile:
-            try:
-                sp = schema.scoring_profile(self.scoring_profile)
-            except ConfigError as exc:
-                out.append(("scoring_profile", None, str(exc)))
-            else:
-                params = {f.tags_parameter for f in sp.functions if f.tags_parameter}
-                for t in self.scoring_parameters:
-                    name = t.split("-", 1)[0]
-                    if name not in params:
-                        out.append(("scoring_parameters", None, f"scoring parameter '{name}' is not a "
-                                   f"parameter of scoring profile '{sp.name}'; its parameters: "
-                                   f"{', '.join(sorted(params)) or 'none'}"))
-        elif self.scoring_parameters:
-            out.append(("scoring_parameters", None, "scoring_parameters are set but no scoring_profile "
-                        "uses them"))
-        vectors = {f.name: f for f in schema.vector_fields}
-        for i, vq in enumerate(self.vector_queries):
-            for name in vq.fields:
-                if name not in vectors:
-                    out.append(("fields", i, f"vector query {i + 1}: '{name}' is not a vector field of index "
-                               f"'{schema.name}'; vector fields: {', '.join(sorted(vectors)) or 'none'}"))
-            dims = {vectors[n].dimensions for n in vq.fields if n in vectors}
-            if len(dims) > 1:
-                shown = ", ".join(f"{n} {vectors[n].dimensions}" for n in vq.fields if n in vectors)
-                out.append(("fields", i, f"vector query {i + 1}: one query vector searches all its fields, "
-                           f"but their dimensions differ ({shown}); give each dimension its own vector query"))
-            if vq.filter_override:
-                out.extend(("filter_override", i, f"vector query {i + 1} filter_override: {m}")
-                           for m in _filter_problems(vq.filter_override, schema))
-        if self.filter:
-            out.extend(("filter", None, f"filter: {m}") for m in _filter_problems(self.filter, schema))
-        return out
+        differs = any(vq.text not in (self.keyword_text, "keyword_text") for vq in self.vector_queries)
+        return request_shape_problems(self, schema, vector_text_differs=differs)
 
     def to_toml(self) -> dict[str, Any]:
         """The profile's table as a dict for `tomli_w` (None, empty and name/source left out)."""
         return _toml_dict(self)
+
+
+def request_shape_problems(p: Any, schema: IndexSchema, *, vector_text_differs: bool = False
+                           ) -> list[tuple[str, int | None, str]]:
+    """Problems of a profile or a `SearchRequest` `p` on `schema` (the attributes they share:
+    fields, configurations, vector queries, filters): (key, vector query index or None, message).
+    `vector_text_differs`: a vector query embeds another text than the search text."""
+    out: list[tuple[str, int | None, str]] = []
+    searchable = set(schema.searchable_fields)
+    for name in p.search_fields or ():
+        if not schema.has_field(name):
+            out.append(("search_fields", None, f"search field '{name}' is not in index '{schema.name}'; "
+                       f"searchable fields: {', '.join(schema.searchable_fields) or 'none'}"))
+        elif name not in searchable:
+            out.append(("search_fields", None, f"search field '{name}' is not searchable; "
+                       f"searchable fields: {', '.join(schema.searchable_fields) or 'none'}"))
+    retrievable = set(schema.retrievable_fields)
+    for name in p.select or ():
+        if name not in retrievable:
+            out.append(("select", None, f"select field '{name}' is not a retrievable field of index "
+                       f"'{schema.name}'; retrievable: {', '.join(schema.retrievable_fields)}"))
+    if p.query_type == "semantic":
+        try:
+            schema.semantic_configuration(p.semantic_configuration)
+        except ConfigError as exc:
+            out.append(("semantic_configuration" if p.semantic_configuration else "query_type",
+                        None, str(exc)))
+    else:
+        for key in ("captions", "answers", "query_rewrites"):
+            if getattr(p, key):
+                out.append((key, None, f"'{key}' needs query_type = 'semantic' (it is "
+                           f"'{p.query_type}'); Azure rejects the request"))
+    if p.query_rewrites:
+        if not p.query_language:
+            out.append(("query_rewrites", None, "query_rewrites needs query_language (the search "
+                       "text's language); Azure rejects the request without it"))
+        if vector_text_differs:
+            out.append(("query_rewrites", None, "query_rewrites need the vector text identical to "
+                       "the search text (Azure); a vector query here embeds a different text"))
+    if p.scoring_profile:
+        try:
+            sp = schema.scoring_profile(p.scoring_profile)
+        except ConfigError as exc:
+            out.append(("scoring_profile", None, str(exc)))
+        else:
+            params = {f.tags_parameter for f in sp.functions if f.tags_parameter}
+            for t in p.scoring_parameters:
+                name = t.split("-", 1)[0]
+                if name not in params:
+                    out.append(("scoring_parameters", None, f"scoring parameter '{name}' is not a "
+                               f"parameter of scoring profile '{sp.name}'; its parameters: "
+                               f"{', '.join(sorted(params)) or 'none'}"))
+    elif p.scoring_parameters:
+        out.append(("scoring_parameters", None, "scoring_parameters are set but no scoring_profile "
+                    "uses them"))
+    vectors = {f.name: f for f in schema.vector_fields}
+    for i, vq in enumerate(p.vector_queries):
+        for name in vq.fields:
+            if name not in vectors:
+                out.append(("fields", i, f"vector query {i + 1}: '{name}' is not a vector field of index "
+                           f"'{schema.name}'; vector fields: {', '.join(sorted(vectors)) or 'none'}"))
+        dims = {vectors[n].dimensions for n in vq.fields if n in vectors}
+        if len(dims) > 1:
+            shown = ", ".join(f"{n} {vectors[n].dimensions}" for n in vq.fields if n in vectors)
+            out.append(("fields", i, f"vector query {i + 1}: one query vector searches all its fields, "
+                       f"but their dimensions differ ({shown}); give each dimension its own vector query"))
+        if vq.filter_override:
+            out.extend(("filter_override", i, f"vector query {i + 1} filter_override: {m}")
+                       for m in _filter_problems(vq.filter_override, schema))
+    if p.filter:
+        out.extend(("filter", None, f"filter: {m}") for m in _filter_problems(p.filter, schema))
+    return out
 
 
 def _filter_problems(text: str, schema: IndexSchema) -> list[str]:
