@@ -118,3 +118,12 @@ def test_inputs_topics_and_its_old_name(tmp_path):
     cfg.write_text('[inputs]\ngoldset = "qrels.tsv"\ntopics = "topics.trec"\ngoldset_topics = "topics.trec"\n')
     with pytest.raises(ConfigError, match=r"a\.toml:4: \[inputs\] has both 'topics' and 'goldset_topics'"):
         load_config(cfg)
+
+
+def test_topics_without_a_goldset_is_an_error(tmp_path):
+    from ragdiag.inputs.config import load_config
+
+    write(tmp_path, "topics.trec", TOPICS)
+    cfg = write(tmp_path, "a.toml", '[audit]\nname = "x"\n\n[inputs]\ntopics = "topics.trec"\n')
+    with pytest.raises(ConfigError, match=r"a\.toml:5: 'topics' holds the questions of a TREC qrels goldset"):
+        load_config(cfg)

@@ -278,7 +278,11 @@ def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | Non
     if "topics" in inputs and "goldset_topics" in inputs:
         raise tf.error("[inputs] has both 'topics' and 'goldset_topics' (the same key's old name); "
                        "keep 'topics'", "inputs", "goldset_topics")
-    return path_of(inputs, "inputs", "topics" if "topics" in inputs else "goldset_topics")
+    key = "topics" if "topics" in inputs else "goldset_topics"
+    if key in inputs and "goldset" not in inputs:
+        raise tf.error(f"'{key}' holds the questions of a TREC qrels goldset, but [inputs] has no "
+                       "goldset; add goldset = \"qrels.tsv\" (the judgments) or remove the key", "inputs", key)
+    return path_of(inputs, "inputs", key)
 
 
 def _kind(v: Any) -> str:
