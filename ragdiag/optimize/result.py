@@ -38,6 +38,12 @@ class OptimizeResult:
     def changes(self) -> list[dict[str, Any]]:
         return list(self.data["changes"])
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the report's section (held-out figures and the path of changes)."""
+        from ragdiag.report.optimization import render_optimization
+
+        return render_optimization(self.data)
+
     def to_json(self) -> str:
         return json.dumps(self.data, indent=2, ensure_ascii=False, allow_nan=False)
 
