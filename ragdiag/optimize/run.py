@@ -115,6 +115,9 @@ class _Optimizer:
         self.budget = budget if budget is not None else ctx.runner.budget
         self.evaluator = evaluator or Evaluator(ctx, self.policy)
         self.splits = split_cases(self.cases, self.route_of, seed=seed, folds=self.folds)
+        self.test_cases = [self.by_id[i] for s in self.splits for i in s.test]
+        self.test_requests = sum(len(q.requests) for q in ctx.gold_queries(self.policy, cases=self.test_cases))
+        self.testing = False
 
     def routed(self, ids: Sequence[str]) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}
@@ -129,14 +132,14 @@ class _Optimizer:
         return merge(evs)
 
     def reserve(self) -> int:
-        """Requests the final comparison may still need: baseline and compare policy on the test
-        questions (as far as not cached) plus every test request once for the proposed policy."""
-        ids = [i for s in self.splits for i in s.test]
-        cases = [self.by_id[i] for i in ids]
-        n = self.evaluator.cost(None, cases, self.policy)
-        n += sum(len(q.requests) for q in self.ctx.gold_queries(self.policy, cases=cases))
+        """Requests the baseline and the final comparison may still need: the current policy on
+        every question and the compare policy on the test questions (as far as not cached), plus
+        every test request once for the proposed policy until the test phase has begun."""
+        n = self.evaluator.cost(None, self.cases, self.policy)
         if self.ctx.compare_policy is not None:
-            n += self.evaluator.cost(None, cases, self.ctx.compare_policy)
+            n += self.evaluator.cost(None, self.test_cases, self.ctx.compare_policy)
+        if not self.testing:
+            n += self.test_requests
         return n
 
     def search(self, split: Split, guard: BudgetGuard, label: str) -> tuple[dict[str, Profile], list[dict[str, Any]], int]:
@@ -164,18 +167,31 @@ class _Optimizer:
 
     def run(self) -> OptimizeResult:
         runner = self.ctx.runner
+        if self.budget is None:
+            return self._run(runner, BudgetGuard(runner, None, lambda: 0))
+        reserve = self.reserve()
+        if reserve > self.budget:
+            raise ConfigError(f"a request budget of {self.budget} cannot pay for the current policy on the "
+                              f"goldset and the held-out comparison alone ({reserve} requests); raise "
+                              "--budget or see --plan")
+        # the runner refuses anything past the budget too: a miscount fails loudly, never overspends
+        before = runner.budget
+        cap = runner.stats.sent + self.budget
+        runner.budget = cap if before is None else min(before, cap)
+        try:
+            return self._run(runner, BudgetGuard(runner, cap, self.reserve))
+        finally:
+            runner.budget = before
+
+    def _run(self, runner: Any, guard: BudgetGuard) -> OptimizeResult:
         sent0 = runner.stats.sent
-        reserve = self.reserve() if self.budget is not None else 0
-        if self.budget is not None and runner.stats.sent + reserve > self.budget:
-            raise ConfigError(f"a request budget of {self.budget} cannot pay for the held-out comparison "
-                              f"alone ({reserve} requests); raise --budget or see --plan")
-        guard = BudgetGuard(runner, self.budget, reserve)
         base = dict(self.policy.profiles)
         tried = 0
         if self.folds == 1:
             split = self.splits[0]
             proposed, changes, tried = self.search(split, guard, "")
             train_ids, test_ids = split.train, split.test
+            self.testing = True
             prop_test = self.evaluate(proposed, test_ids, "test")
             fold_changes: list[list[dict[str, Any]]] = []
         else:
@@ -184,7 +200,7 @@ class _Optimizer:
                 prop_k, ch_k, n = self.search(split, guard, f" fold {k}/{self.folds}")
                 tried += n
                 fold_changes.append(ch_k)
-                test_evs.append(self.evaluate(prop_k, split.test, "test"))
+                test_evs.append(self.evaluate(prop_k, split.test, "test"))  # paid from the reserve
             prop_test = merge(test_evs)
             final = final_split(self.cases, self.route_of, seed=self.seed)
             proposed, changes, n = self.search(final, guard, " (all questions)")
@@ -249,7 +265,7 @@ class _Optimizer:
         return {"rows": rows, "folds": self.folds, "max_candidates": total_candidates,
                 "max_requests": total_requests, "budget": self.budget,
                 "baseline_cached": cached, "questions": len(cases),
-                "reserve": self.reserve() if self.budget is not None else None}
+                "reserve": self.reserve()}
 
 
 def optimize_policy(ctx: Any, *, budget: int | None = None, seed: int = 0, folds: int | None = None,

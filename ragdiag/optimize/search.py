@@ -116,10 +116,11 @@ def _score(ev: Evaluation) -> tuple[float, float]:
 
 
 class BudgetGuard:
-    """Keeps the requests of the search below the budget, leaving `reserve` for the final
-    comparison; a candidate that would cross the line is not evaluated and the search stops."""
+    """Keeps the requests of the search below the budget, leaving `reserve()` (what the baseline
+    and the final comparison still need) unspent; a candidate that would cross the line is not
+    evaluated and the search stops."""
 
-    def __init__(self, runner: Any, budget: int | None, reserve: int) -> None:
+    def __init__(self, runner: Any, budget: int | None, reserve: Callable[[], int]) -> None:
         self.runner = runner
         self.budget = budget
         self.reserve = reserve
@@ -128,7 +129,7 @@ class BudgetGuard:
     def allows(self, cost: int) -> bool:
         if self.budget is None:
             return True
-        if self.runner.stats.sent + cost + self.reserve > self.budget:
+        if self.runner.stats.sent + cost + self.reserve() > self.budget:
             self.exhausted = True
             return False
         return True
@@ -138,7 +139,8 @@ def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], valid
             schema: Any, security_field: str, role_of: Callable[[Any], str], guard: BudgetGuard,
             log: Callable[[str], None] = lambda m: None, max_passes: int = MAX_PASSES) -> tuple[list[Step], int]:
     """Coordinate descent on `train` from `baseline`; every accepted step is also scored on
-    `validation` (for the selection). Returns the steps and the number of candidates tried."""
+    `validation` (for the selection). Returns the steps and the number of candidates tried.
+    The baseline's own requests are not guarded here: the guard's reserve holds them."""
     secure = security_fields(schema, security_field)
     current = baseline
     best = evaluator.evaluate(current, train, phase="search")
@@ -158,7 +160,8 @@ def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], valid
                 except ConfigError:
                     continue  # a combination that cannot work (e.g. no text for the reranker)
                 guard_security(baseline, cand, secure=secure)
-                cost = evaluator.cost(cand, train) + evaluator.cost(cand, validation)
+                cost = (evaluator.cost(cand, train) + evaluator.cost(cand, validation)
+                        if guard.budget is not None else 0)
                 if not guard.allows(cost):
                     log(f"optimize: {baseline.name}: request budget reached, search stopped")
                     break
