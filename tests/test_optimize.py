@@ -363,3 +363,35 @@ def test_load_result_rejects_other_json(tmp_path):
     (tmp_path / "optimize.json").write_text('{"findings": []}')
     with pytest.raises(InputDataError, match="expected the keys baseline"):
         load_result(tmp_path)
+
+
+# ---- the full sample (slow) -----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_sample_misconfigured_policy_improves_on_held_out_questions(misconfigured_ctx, tmp_path):
+    ctx = misconfigured_ctx
+    result = optimize_policy(ctx, seed=0, folds=1, log=lambda m: None)
+    d = result.data
+    assert d["proposed"]["test"]["ndcg@10"] > d["baseline"]["test"]["ndcg@10"]
+    assert d["p_value"] is not None and d["p_value"] < 0.05
+    assert d["compare"]["policy"] == "tuned" and d["compare"]["test"]["n"] == d["baseline"]["test"]["n"]
+    for name, before in ctx.policy.profiles.items():
+        after = result.proposed.profiles[name]
+        guard_security(before, after, secure={"group_ids"})
+    prof, _ = result.write(tmp_path)
+    from ragdiag.policy import load_policy
+
+    loaded = load_policy(prof)
+    assert loaded.validate_against(ctx.target.schema()) == []
+    assert loaded.routes == ctx.policy.routes and loaded.security_field == ctx.policy.security_field
+
+
+@pytest.mark.slow
+def test_cli_plan_on_the_sample(capsys):
+    from ragdiag.cli import main
+    from ragdiag.sample.system import sample_dir
+
+    assert main(["optimize", str(sample_dir() / "audit.toml"), "--plan", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "ragdiag optimize --plan" in out and "fact_template" in out and "nothing is sent" in out
