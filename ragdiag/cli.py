@@ -534,10 +534,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                      cols, [[str(r[c]) for c in cols] for r in plan["rows"]], right=cols[2:])
         con.print(f"{plan['questions']} questions; at most {plan['max_candidates']} candidates and "
                   f"{plan['max_requests']} requests (distinct requests are sent once, repeats come from "
-                  f"the cache); the baseline has {plan['baseline_cached']} of {plan['questions']} "
-                  f"questions cached; budget {plan['budget'] if plan['budget'] is not None else 'none'}"
-                  + (f", of which {plan['reserve']} are kept for the held-out comparison"
-                     if plan["reserve"] is not None else ""))
+                  f"the cache); the current policy still needs {plan['baseline_uncached']} uncached "
+                  f"requests; budget {plan['budget'] if plan['budget'] is not None else 'none'}"
+                  + (f", of which {plan['reserve']} are kept for the current policy and the held-out "
+                     "comparison" if plan["budget"] is not None else ""))
         return 0
     log = (lambda m: None) if args.quiet else _log
     result = optimize_policy(ctx, budget=args.budget, seed=args.seed, folds=args.folds, log=log)

@@ -14,6 +14,7 @@ raise every metric). The known best setting: field `vec2` and the confidence cla
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -66,19 +67,8 @@ filter = "confidence_score ge 0.85 and {SECURITY}"
   fields = ["vec"]
   k = 50
 """
-COMPARE = """
-[policy]
-name = "other"
-security_field = "group_ids"
-[routes]
-fact = "fact"
-[profiles.fact]
-query_type = "simple"
-keyword_text = "none"
-  [[profiles.fact.vector_queries]]
-  fields = ["vec"]
-  k = 50
-"""
+COMPARE = POLICY.replace('name = "world"', 'name = "other"').replace(
+    f'filter = "confidence_score ge 0.85 and {SECURITY}"\n', "")
 IDENTITY_CLAUSE = odata.search_in_any("group_ids", ("all",))
 
 
@@ -395,3 +385,21 @@ def test_cli_plan_on_the_sample(capsys):
     assert main(["optimize", str(sample_dir() / "audit.toml"), "--plan", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "ragdiag optimize --plan" in out and "fact_template" in out and "nothing is sent" in out
+
+
+@pytest.mark.notebook
+def test_report_picks_up_optimize_json_in_its_folder(world, tmp_path):
+    """The report template's optional cell: an optimize.json in --out adds the section."""
+    from ragdiag import report as R
+    from ragdiag.model.findings import AuditResult, Finding
+
+    findings = tmp_path / "findings.json"
+    AuditResult(findings=(Finding("pool_size", "fail", "definition: configured pool 20 < 50"),),
+                meta={"date": "2026-06-30T10:00:00+00:00", "target": "world", "policy": "world"}).to_json(findings)
+    out = tmp_path / "out"
+    optimize_policy(make_ctx(world, compare=True), seed=1, folds=1).write(out)
+    paths = R.build_report(None, out, findings_json=findings, progress=False, log=None)
+    html = paths.html.read_text(encoding="utf-8")
+    assert "From the current to the proposed policy" in html and "vector query 1: fields" in html
+    nb = json.loads(paths.ipynb.read_text(encoding="utf-8"))
+    assert nb["metadata"]["papermill"]["parameters"]["optimize_json"] == str((out / "optimize.json").resolve())

@@ -260,11 +260,10 @@ class _Optimizer:
                              "max_candidates": cands, "max_requests": reqs})
                 total_candidates += cands
                 total_requests += reqs
-        cases = self.cases
-        cached = len(cases) - self.evaluator.cost(None, cases, self.policy) if cases else 0
         return {"rows": rows, "folds": self.folds, "max_candidates": total_candidates,
                 "max_requests": total_requests, "budget": self.budget,
-                "baseline_cached": cached, "questions": len(cases),
+                "baseline_uncached": self.evaluator.cost(None, self.cases, self.policy),
+                "questions": len(self.cases),
                 "reserve": self.reserve()}
 
 
