@@ -19,6 +19,7 @@ never seen before the final comparison.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,10 +50,15 @@ def _value(v: Any) -> Any:
     return "unset" if v is None else (list(v) if isinstance(v, tuple) else v)
 
 
-def change_dict(profile: str, step: Step, train_before: float) -> dict[str, Any]:
+def _num(v: Any) -> float | None:
+    return None if v is None or math.isnan(v) else float(v)
+
+
+def change_dict(profile: str, step: Step, train_before: float | None) -> dict[str, Any]:
+    """One change as optimize.json lists it (train nDCG@10 before and after the step)."""
     return {"profile": profile, "knob": step.knob, "from": _value(step.before), "to": _value(step.after),
-            "train_ndcg@10": [train_before, step.train.get(NDCG_10)],
-            "validation_ndcg@10": step.validation.get(NDCG_10)}
+            "train_ndcg@10": [_num(train_before), _num(step.train.get(NDCG_10))],
+            "validation_ndcg@10": _num(step.validation.get(NDCG_10))}
 
 
 class Evaluator:
@@ -148,11 +154,16 @@ def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], valid
     base_val = evaluator.evaluate(current, validation, phase="select")
     steps = [Step(current, "", None, None, dict(best.aggregate), dict(base_val.aggregate))]
     tried = 0
+    def knobs(profile: Profile) -> list[Any]:
+        return knobs_for(profile, schema, security_field=security_field, role_of=role_of)
+
     for n_pass in range(1, max_passes + 1):
         changed = False
-        for knob in knobs_for(current, schema, security_field=security_field, role_of=role_of):
-            if guard.exhausted:
-                break
+        pending = knobs(current)
+        done: set[str] = set()
+        while pending and not guard.exhausted:
+            knob = pending.pop(0)
+            done.add(knob.name)
             winner: tuple[tuple[float, float], Profile, Any, Evaluation] | None = None
             for option in knob.candidates():
                 try:
@@ -179,6 +190,9 @@ def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], valid
                 log(f"optimize: {baseline.name}: pass {n_pass}: {knob.name} {_value(knob.current)} → "
                     f"{_value(option)} (train nDCG@10 {best_score[0]:.3f} → {s[0]:.3f})")
                 current, best_score, changed = cand, s, True
+                # the knobs again from the changed profile (a boost sets the scoring profile, an
+                # added vector query brings its own knobs), those of this pass not yet turned
+                pending = [k for k in knobs(current) if k.name not in done]
         if not changed or guard.exhausted:
             break
     return steps, tried
