@@ -227,6 +227,10 @@ def test_held_out_questions_are_never_used_for_selection(world, folds):
     ev = RecordingEvaluator(ctx, ctx.policy)
     result = optimize_policy(ctx, seed=3, folds=folds, evaluator=ev)
     splits = split_cases(list(ctx.goldset), lambda c: "fact", seed=3, folds=folds)
+    assert result.data["compare"] is None  # no compare_profiles in this context
+    split = result.data["proposed"]["split"]
+    assert split["folds"] == folds and split["test_is"] == ("one held-out split" if folds == 1 else "out-of-fold")
+    assert result.data["baseline"]["test"]["n"] == (len(splits[0].test) if folds == 1 else TOPICS)
     if folds == 1:
         test = set(splits[0].test)
         assert test and not (test & (ev.seen["search"] | ev.seen["select"]))
