@@ -186,6 +186,22 @@ def test_finds_the_known_best_setting_and_keeps_the_security_clause(world, tmp_p
     assert load_result(tmp_path / "out") == d
 
 
+def test_finds_the_vector_k_that_reaches_every_relevant_document(world):
+    """From the right field without the quality clause but k = 2: four relevant documents are
+    reachable, so k must grow to at least 4 (every grid value does; the first is kept)."""
+    ctx = make_ctx(world)
+    fact = ctx.policy.profiles["fact"]
+    start = fact.replace(filter=SECURITY, vector_queries=(
+        dataclasses.replace(fact.vector_queries[0], fields=("vec2",), k=2),))
+    ctx.policy = ctx.policy.with_profile(start)
+    result = optimize_policy(ctx, seed=2, folds=1)
+    vq = result.proposed.profiles["fact"].vector_queries[0]
+    assert vq.k == 20 and vq.fields == ("vec2",)
+    assert result.data["changes"][0]["knob"] == "vector query 1: k"
+    assert result.data["proposed"]["test"]["recall@10"] == pytest.approx(0.8)
+    assert result.data["baseline"]["test"]["recall@10"] == pytest.approx(0.4)
+
+
 def test_guard_rejects_any_change_of_the_security_clause():
     base = loads_policy(POLICY).profiles["fact"]
     secure = {"group_ids"}
