@@ -10,6 +10,7 @@ The public API (pinned by ``tests/test_public_api.py``); everything else is inte
     ragdiag.figure(result["pool_size"])       # its figure (matplotlib), drawn from its evidence
     ragdiag.localize(result, "de")            # every computed text in German
     ragdiag.ProfileTuner(audit, "definition") # the widget (imports ipywidgets on first use)
+    ragdiag.optimize_policy(audit).write("out")  # a proposed policy with held-out evidence
 
 Names load lazily, so ``import ragdiag`` stays cheap (no numpy, torch or SDK at import).
 """
@@ -57,6 +58,8 @@ _EXPORTS: dict[str, str] = {
     "probes": "ragdiag.engine",
     # the tuner (ipywidgets imported on first use)
     "ProfileTuner": "ragdiag.tuner",
+    # the optimizer: a proposed policy validated on held-out questions
+    "optimize_policy": "ragdiag.optimize",
     # errors
     "RagdiagError": "ragdiag.errors",
     "ConfigError": "ragdiag.errors",

@@ -550,7 +550,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         paths = build_report(args.config or None, Path(out), lang=args.lang, pdf_engine=args.pdf_engine,
                              client=args.client, system=args.system, checks=checks, progress=True,
-                             findings_json=args.findings,
+                             findings_json=args.findings, optimize_json=args.optimize,
                              log=lambda m: _console(stderr=True).print(m))
     except NotebookRunError as exc:
         print(f"ragdiag: error: {exc}", file=sys.stderr)
@@ -560,6 +560,68 @@ def cmd_report(args: argparse.Namespace) -> int:
     con = _console()
     for label, path in (("notebook", paths.ipynb), ("html", paths.html), ("pdf", paths.pdf)):
         con.print(f"{label}: {path}", markup=False, highlight=False)
+    return 0
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    """Propose a policy validated on held-out goldset questions (or print the plan with --plan)."""
+    from ragdiag.audit import build_context
+    from ragdiag.errors import ConfigError
+    from ragdiag.inputs.config import load_config
+    from ragdiag.optimize import optimize_policy, plan_optimization
+
+    if not args.plan and not args.out:
+        raise ConfigError("optimize needs --out DIR (the folder for profiles.toml and optimize.json); "
+                          "or --plan to see the plan without searching")
+    if args.budget is not None and args.budget < 0:
+        raise ConfigError(f"--budget must be a number of requests >= 0, got {args.budget}")
+    config = load_config(Path(args.config))
+    if not config.profiles:
+        raise ConfigError("optimize needs the current policy: set [inputs] profiles in the audit config",
+                          path=str(config.path))
+    if not config.goldset:
+        raise ConfigError("optimize needs a goldset with expected sources: set [inputs] goldset in the "
+                          "audit config", path=str(config.path))
+    ctx = build_context(config, log=_log, progress=not args.quiet)
+    con = _console()
+    if args.plan:
+        plan = plan_optimization(ctx, budget=args.budget, seed=args.seed, folds=args.folds)
+        cols = ["split", "profile", "train", "validation", "test", "knobs", "candidates_per_pass",
+                "max_candidates", "max_requests"]
+        _print_table(con, f"ragdiag optimize --plan: {getattr(ctx.target, 'name', 'the target')} "
+                          f"({plan['folds']} fold(s), nothing is sent)",
+                     cols, [[str(r[c]) for c in cols] for r in plan["rows"]], right=cols[2:])
+        con.print(f"{plan['questions']} questions; at most {plan['max_candidates']} candidates and "
+                  f"{plan['max_requests']} requests (distinct requests are sent once, repeats come from "
+                  f"the cache); the current policy still needs {plan['baseline_uncached']} uncached "
+                  f"requests; budget {plan['budget'] if plan['budget'] is not None else 'none'}"
+                  + (f", of which {plan['reserve']} are kept for the current policy and the held-out "
+                     "comparison" if plan["budget"] is not None else ""))
+        return 0
+    log = (lambda m: None) if args.quiet else _log
+    result = optimize_policy(ctx, budget=args.budget, seed=args.seed, folds=args.folds, log=log)
+    prof, res = result.write(args.out)
+    d = result.data
+    bt, pt = d["baseline"]["test"], d["proposed"]["test"]
+
+    def f(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}"
+
+    rows = [["baseline", d["baseline"].get("policy", ""), f(d["baseline"]["train"]["ndcg@10"]),
+             f(bt["ndcg@10"]), f(bt["recall@50"])],
+            ["proposed", result.proposed.name, f(d["proposed"]["train"]["ndcg@10"]), f(pt["ndcg@10"]),
+             f(pt["recall@50"])]]
+    if d["compare"]:
+        ct = d["compare"]["test"]
+        rows.append(["compare", d["compare"]["policy"], "", f(ct["ndcg@10"]), f(ct["recall@50"])])
+    _print_table(con, f"ragdiag optimize: {config.name} ({bt['n']} held-out questions)",
+                 ["policy", "name", "train nDCG@10", "test nDCG@10", "test recall@50"], rows,
+                 right=("train nDCG@10", "test nDCG@10", "test recall@50"))
+    p = d["p_value"]
+    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
+              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
+    con.print(f"policy: {prof}")
+    con.print(f"result: {res}")
     return 0
 
 
@@ -628,7 +690,23 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--system", help="system name on the title page (default: from the config)")
     rp.add_argument("--checks", help="comma-separated check ids (default: all)")
     rp.add_argument("--findings", help="render a saved `ragdiag audit --json` result instead of re-running")
+    rp.add_argument("--optimize", metavar="PATH",
+                    help="add the section 'from the current to the proposed policy' from a `ragdiag optimize` "
+                         "optimize.json (or its folder); default: an optimize.json in --out, if there is one")
     rp.set_defaults(func=cmd_report)
+
+    op = sub.add_parser("optimize", help="propose a policy per route, validated on held-out goldset questions")
+    op.add_argument("config", help="audit config TOML (needs [inputs] profiles and goldset)")
+    op.add_argument("--out", help="output folder for profiles.toml and optimize.json (not needed with --plan)")
+    op.add_argument("--budget", type=int, help="most requests to send (default: the config's [runner] budget)")
+    op.add_argument("--seed", type=int, default=0, help="seed of the train/validation/test split (default 0)")
+    op.add_argument("--folds", type=int,
+                    help="1: one 60/20/20 split; K >= 2: K-fold held-out estimate (default: 5 folds below "
+                         "100 goldset questions, else one split)")
+    op.add_argument("--plan", action="store_true",
+                    help="print the candidates and requests per route, then stop (nothing is searched)")
+    op.add_argument("--quiet", action="store_true", help="no progress output")
+    op.set_defaults(func=cmd_optimize)
 
     sc = sub.add_parser("scan-code", help="find search and LLM call sites in a client's code (read only)")
     sc.add_argument("path", help="folder (or file) of the client's code")

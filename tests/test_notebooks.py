@@ -44,6 +44,10 @@ def test_notebook_runs_with_default_parameters(name, tmp_path):
         assert "'fail'" in streams  # the misconfigured sample fails some checks
     else:
         assert "pool after filters" in streams and "ndcg@10" in streams
+        assert "held-out ndcg@10: current" in streams  # the optimizer cell ran
+        html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                       for o in c.get("outputs", []))
+        assert "From the current to the proposed policy" in html
         widgets = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                    if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
         assert widgets, "the tuner widget was not displayed"

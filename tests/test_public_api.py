@@ -15,7 +15,7 @@ EXPECTED = [
     "AuditResult", "Finding", "Evidence", "localize", "figure", "load_checklist",
     "SearchRequest", "VectorQuery", "Trace", "Hit", "IndexSchema",
     "load_policy", "Policy", "Profile", "Identity", "load_goldset", "load_query_log",
-    "probes", "ProfileTuner",
+    "probes", "ProfileTuner", "optimize_policy",
     "RagdiagError", "ConfigError", "InputDataError", "TargetError",
 ]
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))

@@ -19,7 +19,9 @@ with their measured effect (`priorities`: failing, then warning findings, ranked
 by the largest significant improvement in ``Finding.effects``); page 2
 (`render_summary`) is one table in plain language; then one section per check
 (`render_check`: what it means, what was found and measured, figure, evidence with
-long tables summarised by `tables`, what to do) and the appendix
+long tables summarised by `tables`, what to do) and the optional
+section "From the current to the proposed policy" (`render_optimization`, when an
+optimize.json is given) and the appendix
 (`render_appendix`: full tables, policy, goldset metrics, method, what was not
 run, audit details).
 
@@ -44,6 +46,7 @@ from ragdiag.report.export import pdf_text as pdf_text
 from ragdiag.report.format import MAX_CELL_CHARS as MAX_CELL_CHARS
 from ragdiag.report.format import _e as _e
 from ragdiag.report.format import _fmt as _fmt
+from ragdiag.report.optimization import load_optimization, render_optimization
 from ragdiag.report.render import KEY_PACKAGES as KEY_PACKAGES
 from ragdiag.report.render import (
     MAX_EVIDENCE_ROWS,
@@ -75,6 +78,8 @@ from ragdiag.report.texts import _t as _t
 # before the split (tests use some of them), without joining `__all__`.
 __all__ = [
     "LANGUAGES",
+    "load_optimization",
+    "render_optimization",
     "MAX_EVIDENCE_ROWS",
     "ReportPaths",
     "ReportContext",

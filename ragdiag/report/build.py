@@ -52,13 +52,18 @@ def build_report(config: str | Path | None, out_dir: str | Path, *, lang: str = 
                  checks: str | Sequence[str] | None = None, pdf_engine: str = "weasyprint",
                  progress: bool = True, log: Callable[[str], None] | None = print,
                  findings_json: str | Path | None = None,
-                 template: str | Path | None = None) -> ReportPaths:
+                 template: str | Path | None = None,
+                 optimize_json: str | Path | None = None) -> ReportPaths:
     """Run the report notebook and write ``report.ipynb``, ``report.html`` and ``report.pdf``.
 
     `config` is an audit config (None: the embedded sample's). The notebook runs in a
     kernel of this interpreter; a failing cell raises `NotebookRunError` (cell index and
     traceback) and the partially executed notebook is kept as ``report.ipynb``. Every
     output is scanned for secret environment values before it is written.
+
+    `optimize_json` (an optimize.json or its folder) adds the section "From the current to the
+    proposed policy"; without it an ``optimize.json`` in `out_dir` (``ragdiag optimize --out``
+    the same folder) is used, and with neither the report has no such section.
     """
     say = _log_fn(log)
     _check_lang(lang)
@@ -90,12 +95,18 @@ def build_report(config: str | Path | None, out_dir: str | Path, *, lang: str = 
         raise ConfigError("report notebook template not found", path=str(src))
 
     out = Path(out_dir).expanduser().resolve()
+    if optimize_json is None and (out / "optimize.json").is_file():
+        optimize_json = out / "optimize.json"
+    if optimize_json:
+        from ragdiag.report.optimization import load_optimization
+
+        load_optimization(optimize_json)  # fail fast here on a file that is not an optimizer result
     out.mkdir(parents=True, exist_ok=True)
     paths = ReportPaths(out / "report.ipynb", out / "report.html", out / "report.pdf")
     work = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
     try:
         executed = work / "report.ipynb"
-        params = _parameters(cfg_path, lang, client, system, checks, findings_json)
+        params = _parameters(cfg_path, lang, client, system, checks, findings_json, optimize_json)
         say(f"executing notebook {src.name} ({'sample' if cfg_path is None else cfg_path.name}, "
             f"lang={lang})")
         nb, nb_text = run_notebook(src, executed, params, workdir=work, progress=progress,

@@ -29,7 +29,8 @@ def _split_checks(checks: str | Sequence[str] | None) -> list[str]:
 
 
 def _parameters(config: Path | None, lang: str, client: str | None, system: str | None,
-                checks: str | Sequence[str] | None, findings_json: str | Path | None) -> dict[str, str]:
+                checks: str | Sequence[str] | None, findings_json: str | Path | None,
+                optimize_json: str | Path | None = None) -> dict[str, str]:
     return {
         "config": str(config) if config else "",
         "client": client or "",
@@ -37,6 +38,7 @@ def _parameters(config: Path | None, lang: str, client: str | None, system: str 
         "lang": lang,
         "checks": ",".join(_split_checks(checks)),
         "findings_json": str(Path(findings_json).resolve()) if findings_json else "",
+        "optimize_json": str(Path(optimize_json).resolve()) if optimize_json else "",
     }
 
 

@@ -167,6 +167,25 @@ TEXTS: dict[str, dict[str, str]] = {
         "in_wide": "{title}: on a landscape page, appendix G ({rows} rows).",
         "app_wide": "Wide tables",
         "no": "no",
+        "opt_title": "From the current to the proposed policy",
+        "opt_intro": ("ragdiag optimize searched the profile knobs per route (coordinate descent on {train} training "
+                      "questions, selection on validation questions) and compared the result on {n} held-out "
+                      "test questions ({test_is}) that took no part in the search. The security clause is unchanged."),
+        "opt_verdict": "Held-out nDCG@10: {base} for the current policy, {prop} for the proposed one (Holm-adjusted p = {p}).",
+        "opt_compare": "The comparison policy '{name}' reaches {value} on the same questions (proposed vs. it: p = {p}).",
+        "opt_none": "The optimizer found no change that raised the training metrics and held on validation: the current policy is kept.",
+        "opt_budget": "The request budget was reached before the search finished: the proposal is the best found within it.",
+        "opt_path": "The path: one change at a time, each raising training nDCG@10",
+        "col_knob": "knob",
+        "col_from": "from",
+        "col_to": "to",
+        "col_train_ndcg": "train nDCG@10",
+        "col_split": "questions",
+        "col_current": "current",
+        "col_proposed": "proposed",
+        "col_compare": "comparison",
+        "split_train": "train",
+        "split_test": "held-out test",
     },
     "de": {
         "report_title": "Retrieval-Audit-Bericht",
@@ -323,6 +342,26 @@ TEXTS: dict[str, dict[str, str]] = {
         "in_wide": "{title}: auf einer Querformat-Seite, Anhang G ({rows} Zeilen).",
         "app_wide": "Breite Tabellen",
         "no": "nein",
+        "opt_title": "Von der aktuellen zur vorgeschlagenen Policy",
+        "opt_intro": ("ragdiag optimize hat die Profil-Stellschrauben je Route durchsucht (Koordinatenabstieg auf "
+                      "{train} Trainingsfragen, Auswahl auf Validierungsfragen) und das Ergebnis auf {n} "
+                      "zurückgehaltenen Testfragen ({test_is}) verglichen, die an der Suche nicht beteiligt waren. "
+                      "Die Sicherheitsklausel ist unverändert."),
+        "opt_verdict": "nDCG@10 auf den Testfragen: {base} mit der aktuellen Policy, {prop} mit der vorgeschlagenen (Holm-korrigiert p = {p}).",
+        "opt_compare": "Die Vergleichs-Policy '{name}' erreicht {value} auf denselben Fragen (vorgeschlagen gegen sie: p = {p}).",
+        "opt_none": "Der Optimierer fand keine Änderung, die die Trainingswerte hob und in der Validierung hielt: die aktuelle Policy bleibt.",
+        "opt_budget": "Das Anfragebudget war erreicht, bevor die Suche fertig war: der Vorschlag ist der beste innerhalb des Budgets.",
+        "opt_path": "Der Weg: eine Änderung nach der anderen, jede hebt nDCG@10 im Training",
+        "col_knob": "Stellschraube",
+        "col_from": "von",
+        "col_to": "zu",
+        "col_train_ndcg": "nDCG@10 Training",
+        "col_split": "Fragen",
+        "col_current": "aktuell",
+        "col_proposed": "vorgeschlagen",
+        "col_compare": "Vergleich",
+        "split_train": "Training",
+        "split_test": "Test (zurückgehalten)",
     },
 }
 
