@@ -38,8 +38,13 @@ import yaml
 from ragdiag.errors import InputDataError
 from ragdiag.inputs import limits
 
+#: review metadata of a drafted case (`ragdiag goldset draft`): `draft: true` until a reviewer
+#: accepts it, the `rule` that produced it, `accepted: true` once reviewed, the `evidence`
+#: sentence it was drawn from; an audit reads such a file as a goldset and ignores the metadata
+DRAFT_KEYS = ("draft", "rule", "accepted", "evidence")
+
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources",
-                "expect_answer_contains", "expect")
+                "expect_answer_contains", "expect", *DRAFT_KEYS)
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
@@ -63,6 +68,8 @@ class GoldCase:
     expect_refused: bool = False
     path: str | None = None
     line: int | None = None
+    draft: bool = False
+    rule: str | None = None
 
     @property
     def source_keys(self) -> tuple[str, ...]:
@@ -497,9 +504,19 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
                       f"strings, got {_q(contains_raw)}", key="expect_answer_contains")
         contains = tuple(contains_raw)
 
+    for flag in ("draft", "accepted"):
+        if flag in raw and not isinstance(raw[flag], bool):
+            raise err(f"case {_q(case_id)}: '{flag}' must be true or false, got {_q(raw[flag])}", key=flag)
+    for text_key in ("rule", "evidence"):
+        if text_key in raw and not isinstance(raw[text_key], str):
+            raise err(f"case {_q(case_id)}: '{text_key}' must be a string, got {_q(raw[text_key])}",
+                      key=text_key)
+
     return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
                     as_user=as_user.strip() if as_user else None, expect_sources=sources,
-                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line)
+                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line,
+                    draft=bool(raw.get("draft", False)) and not raw.get("accepted", False),
+                    rule=raw.get("rule"))
 
 
 def _parse_sources(value: Any, case_id: str, path: str, line: int | None
