@@ -17,6 +17,7 @@ from functools import cached_property
 from ragdiag.drafting.corpus import Corpus, Passage
 from ragdiag.drafting.paraphrase import Paraphraser
 from ragdiag.drafting.text import content_words
+from ragdiag.drafting.thesaurus import AssociationThesaurus
 
 __all__ = ["RuleContext", "context_of", "clean_markup"]
 
@@ -28,11 +29,17 @@ def clean_markup(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in _MARKUP.sub("", text).splitlines()).strip()
 
 
+#: a rule reads at most this many passages (in its seeded order): drafting a large corpus
+#: stays bounded, and a rule that finds nothing in them says so in the draft's notes
+SCAN_LIMIT = 4000
+
+
 @dataclass
 class RuleContext:
     corpus: Corpus
     seed: int = 0
     identities: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    scan_limit: int = SCAN_LIMIT
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -42,7 +49,11 @@ class RuleContext:
         """`passages` in an order fixed by the seed and the rule (`salt`)."""
         order = list(passages)
         random.Random(f"{self.seed}:{salt}").shuffle(order)
-        yield from order
+        yield from order[:self.scan_limit]
+
+    @cached_property
+    def thesaurus(self) -> AssociationThesaurus:
+        return AssociationThesaurus(self.corpus)
 
     @cached_property
     def _df(self) -> Counter[str]:

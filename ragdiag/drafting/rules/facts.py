@@ -26,18 +26,12 @@ muss müssen kann können darf dürfen erfolgt erfolgen liegt liegen hat haben
 """.split())
 
 _TEMPLATES = {
-    "en": {
-        True: ["{wh} is the {topic} in {ctx}?", "For {ctx}, {whl} is the {topic}?",
-               "In {ctx}, what is set for the {topic}?", "{ctx}: {whl} is the {topic}?"],
-        False: ["{wh} is the {topic}?", "What is set for the {topic}?", "{topic}: {whl}?"],
-    },
-    "de": {
-        True: ["{wh} ist {topic} bei {ctx}?", "{ctx}: {whl} ist {topic}?", "Was gilt laut {ctx} für {topic}?"],
-        False: ["{wh} ist {topic}?", "Was gilt für {topic}?"],
-    },
+    "en": ["{wh} is the {topic} in {ctx}?", "For {ctx}, {whl} is the {topic}?",
+           "In {ctx}, what is set for the {topic}?", "{ctx}: {whl} is the {topic}?"],
+    "de": ["{wh} ist {topic} bei {ctx}?", "{ctx}: {whl} ist {topic}?", "Was gilt laut {ctx} für {topic}?"],
 }
-_PERSON = {"en": ["Who is named as {topic} in {ctx}?", "In {ctx}, who is the {topic}?"],
-           "de": ["Wer ist bei {ctx} als {topic} genannt?", "Wer ist {topic} laut {ctx}?"]}
+_PERSON = {"en": ["Who is named in connection with the {topic} in {ctx}?", "In {ctx}, which person is named for the {topic}?"],
+           "de": ["Wer ist bei {ctx} im Zusammenhang mit {topic} genannt?", "Welche Person nennt {ctx} zu {topic}?"]}
 
 
 _FUNCTION_AFTER_VERB = frozenset("the a an that to all its their his her by on in with for from of via at as "
@@ -65,6 +59,9 @@ def topic_words(sentence: str, value: Value, ctx: RuleContext, context: str, n: 
         skip |= _verbs(before + " " + after)
     raw = re.findall(r"[^\W_][\w\-]*", before + " " + after)
     capitalised = {w.lower() for i, w in enumerate(raw) if w[:1].isupper() and i > 0} if language == "en" else set()
+    if language == "de":  # German nouns are capitalised: the topic is a noun, never a verb
+        nouns = {w.lower() for w in raw if w[:1].isupper()}
+        near = [w for w in near if w in nouns]
     words = [w for w in dict.fromkeys(near) if w not in skip and w not in _VERBISH and w not in capitalised
              and not NUMBER_RE.search(w) and len(w) > 2]
     best = sorted(words, key=lambda w: -ctx.idf(w))[:n]
@@ -83,6 +80,8 @@ def facts_in(p: Passage, ctx: RuleContext, rule: str = "fact") -> Iterator[Candi
     """Fact questions from one passage (one per sentence with a usable value)."""
     lang = p.language if p.language in _TEMPLATES else "en"
     context = context_of(p)
+    if not context:  # "how long is the notice period?" without saying where cannot be answered
+        return
     for sentence in sentences(clean_markup(p.text) if not p.is_table else "", lang):
         values = [v for v in find_values(sentence) if v.kind != "year"]
         if not values or len(sentence) > 400:
@@ -95,11 +94,9 @@ def facts_in(p: Passage, ctx: RuleContext, rule: str = "fact") -> Iterator[Candi
         wh = QUESTION_WORDS[lang][value.kind]
         pp = ctx.paraphraser
         if value.kind == "person":
-            q = pp.fill(_PERSON[lang] if context else _PERSON[lang][:1], lang, topic=topic_text,
-                        ctx=context or "the documents")
+            q = pp.fill(_PERSON[lang], lang, topic=topic_text, ctx=context)
         else:
-            q = pp.fill(_TEMPLATES[lang][bool(context)], lang, wh=wh[:1].upper() + wh[1:], whl=wh,
-                        topic=topic_text, ctx=context)
+            q = pp.fill(_TEMPLATES[lang], lang, wh=wh[:1].upper() + wh[1:], whl=wh, topic=topic_text, ctx=context)
         yield Candidate(rule=rule, question=q, passages=(p,), evidence=sentence, answer=(value.text,),
                         language=lang)
 

@@ -1,15 +1,23 @@
 """Overviews: a document asked about as a whole, by its title (and summary where the index
-has one); a corpus without titles is asked about by its record's rarest shared words."""
+has one). A corpus without titles is asked about by its record's topic: the five words with
+the highest tf-idf that other records share, words among the record's first `LEAD` counting
+double (a record's lead states its subject: titles, first sentences), about half of them
+replaced by a word the corpus associates with them (`thesaurus`), in a shuffled order."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from ragdiag.drafting.case import Candidate
 from ragdiag.drafting.rules.base import RuleContext, clean_markup, context_of
 from ragdiag.drafting.text import content_words
 
-__all__ = ["draft"]
+__all__ = ["draft", "TOPIC_WORDS", "REPLACE_SHARE"]
+
+TOPIC_WORDS = 5
+LEAD = 8
+REPLACE_SHARE = 0.5
 
 _TEMPLATES = {
     "en": ["Give me an overview of {ctx}.", "What is {ctx} about?", "Summarise {ctx}.",
@@ -36,12 +44,18 @@ def draft(ctx: RuleContext) -> Iterator[Candidate]:
         if context:
             q = ctx.paraphraser.fill(_TEMPLATES[lang], lang, ctx=context)
             evidence = clean_markup(drawn.title + (f" — {drawn.summary}" if drawn.summary else ""))
-        else:  # no title: the record's rarest words that other records share (a topic, not a typo)
-            words = [w for w in dict.fromkeys(content_words(drawn.text)) if len(w) > 3 and ctx._df.get(w, 0) >= 2]
-            best = sorted(words, key=lambda w: -ctx.idf(w))[:4]
+        else:  # no title: the record's topic words, partly replaced by associated ones
+            words = content_words(drawn.text)
+            tf = Counter(w for w in words if len(w) > 3 and ctx._df.get(w, 0) >= 2)
+            lead = set(words[:LEAD])
+            best = sorted(tf, key=lambda w: (-tf[w] * ctx.idf(w) * (2 if w in lead else 1), w))[:TOPIC_WORDS]
             if len(best) < 3:
                 continue
-            topic = [w for w in words if w in best]
+            own = set(content_words(drawn.text))
+            topic = []
+            for w in best:
+                alt = ctx.thesaurus.related(w, own | set(topic), lang) if ctx.rng.random() < REPLACE_SHARE else None
+                topic.append(alt or w)
             ctx.rng.shuffle(topic)
             q = ctx.paraphraser.fill(_TOPIC[lang], lang, ctx=" ".join(topic))
             evidence = clean_markup(drawn.text)[:200]
