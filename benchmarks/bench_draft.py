@@ -114,6 +114,12 @@ def compare_rankings(ctx, profiles: dict, real, drafted: dict) -> dict:
     return out
 
 
+def draft_path(name: str, seed: int) -> Path:
+    """Drafted files: the sample's in results/ (our own text); Vaswani's under .work/ (its
+    evidence quotes the collection, which the repository does not redistribute)."""
+    return (RESULTS if name == "sample" else WORK) / f"draft-{name}-seed{seed}.yaml"
+
+
 def draft_file(target, name: str, *, per_intent: int, seed: int, identities, security_field):
     from ragdiag.drafting import draft_goldset, write_draft
     from ragdiag.inputs.goldset import load_goldset
@@ -122,7 +128,7 @@ def draft_file(target, name: str, *, per_intent: int, seed: int, identities, sec
     d = draft_goldset(target, per_intent=per_intent, seed=seed, identities=identities,
                       security_field=security_field)
     wall = time.perf_counter() - t
-    path = write_draft(d, RESULTS / f"draft-{name}-seed{seed}.yaml", source=name)
+    path = write_draft(d, draft_path(name, seed), source=name)
     return load_goldset(path), {"wall_s": round(wall, 1), **d.summary()}
 
 
@@ -180,14 +186,17 @@ def spot_check_sample(n_sample: int, n_vaswani: int, seed: int = 0) -> list[dict
     rng = random.Random(seed)
     picks = []
     for name, n in (("sample", n_sample), ("vaswani", n_vaswani)):
-        path = RESULTS / f"draft-{name}-seed0.yaml"
+        path = draft_path(name, 0)
         if not path.exists() or n == 0:
             continue
         cases = [c for c in yaml.safe_load(path.read_text()) if c.get("expect_sources")]
         for c in rng.sample(cases, min(n, len(cases))):
-            picks.append({"collection": name, "id": c["id"], "rule": c["rule"], "question": c["question"],
-                          "source": c["expect_sources"][0]["key"], "sources": len(c["expect_sources"]),
-                          "answer": c.get("expect_answer_contains", [])})
+            pick = {"collection": name, "id": c["id"], "rule": c["rule"], "question": c["question"],
+                    "source": c["expect_sources"][0]["key"], "sources": len(c["expect_sources"]),
+                    "answer": c.get("expect_answer_contains", [])}
+            if name == "vaswani":  # ids only: the questions are made of the collection's words
+                pick.pop("question")
+            picks.append(pick)
     return picks
 
 
@@ -235,9 +244,9 @@ def print_spot_check(path: str) -> None:
         if records.exists():
             texts[name] = {r["key"]: r.get("content", "") for r in map(json.loads, records.open())}
     for i, pick in enumerate(data["spot_check"], 1):
-        draft = yaml.safe_load((RESULTS / f"draft-{pick['collection']}-seed0.yaml").read_text())
+        draft = yaml.safe_load(draft_path(pick["collection"], 0).read_text())
         case = next(c for c in draft if c["id"] == pick["id"])
-        print(f"=== {i} {pick['collection']} {pick['id']} [{pick['rule']}] Q: {pick['question']}")
+        print(f"=== {i} {pick['collection']} {pick['id']} [{pick['rule']}] Q: {case['question']}")
         print(f"    answer: {pick['answer']}  evidence: {case.get('evidence', '')[:200]}")
         for s in case["expect_sources"]:
             text = " ".join(texts.get(pick["collection"], {}).get(s["key"], "?").split())

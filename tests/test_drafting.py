@@ -283,3 +283,40 @@ def test_drafting_on_the_sample_index_covers_every_rule_and_both_languages(sampl
     d_de = draft_goldset(sample_target, per_intent=12, seed=1, identities=config.identities,
                          rules=["table", "comparison"])
     assert "de" in {c.language for c in d_de.cases}
+
+
+TITLELESS = [
+    "the dielectric constant of liquids measured with microwave cavity resonators at several frequencies",
+    "microwave cavity resonators for measuring the dielectric loss of polar liquids",
+    "dielectric relaxation of polar liquids studied with a microwave bridge",
+    "a transistor binary counter built from packaged units with reversible counting",
+    "transistor counter circuits for reversible binary counting in computers",
+    "binary counting with transistor flip flops for digital computers",
+    "radar echoes from meteor trails and the orbits of sporadic meteors",
+    "meteor showers observed by radar echoes in the southern hemisphere",
+    "orbits of meteor showers from radar echo measurements",
+    "ozone in the upper atmosphere measured by absorption of solar ultraviolet",
+    "atmospheric ozone and the absorption of solar radiation",
+    "seasonal variation of atmospheric ozone over the alps",
+]
+
+
+def test_a_corpus_without_titles_is_asked_about_topics_with_words_its_records_do_not_hold(tmp_path):
+    records = [{"key": f"v{i}", "content": t} for i, t in enumerate(TITLELESS)]
+    schema = IndexSchema(name="titleless", fields=(Field("key", STRING, key=True, filterable=True),
+                                                   Field("content", STRING, searchable=True)))
+    target = LocalTarget.build(records, LocalIndexSpec("titleless", schema, {}), index_dir=tmp_path / "idx",
+                               embedder=FakeEmbedder(), vectors={}, progress=False, semantic=False)
+    corpus = corpus_from_records(records, security_field=None)
+    d = draft_from_corpus(corpus, target, per_intent=12, seed=2)
+    by_rule = d.by_rule()
+    assert "fact" not in by_rule and "verification" not in by_rule  # no document to name: not drafted
+    assert any(n.startswith("fact: 0 of 12") for n in d.notes)
+    overviews = by_rule["overview"]
+    assert len(overviews) >= 6
+    assert all(c.sources[0][0] in corpus.by_key for c in overviews)
+    # the association thesaurus replaced words: some questions hold topic words their source lacks
+    # (template words such as "research" or "overview" do not count)
+    assert any(c.overlap is not None and c.overlap < 1.0 for c in overviews), [c.question for c in overviews]
+    assert lexical_overlap("Research on counter transistor?", "a transistor counter") == 1.0
+    assert all(c.as_user is None for c in d.cases)  # no identities, no security field

@@ -16,7 +16,7 @@ import re
 __all__ = ["SYNONYMS", "Paraphraser"]
 
 _EN = """
-agreement: contract | deal
+agreement: contract
 contract: agreement
 agreed: set | fixed
 period: time | term
@@ -64,7 +64,6 @@ expires: runs out
 termination: cancellation
 terminated: cancelled
 reported: notified
-report: notify
 accident: incident
 requirement: rule
 requirements: rules
@@ -89,9 +88,6 @@ signed: executed
 renewal: extension
 extended: prolonged
 confidential: restricted
-information: details
-data: details
-supply: provision
 lead: delivery
 temperature: temperature range
 weight: mass

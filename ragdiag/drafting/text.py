@@ -19,9 +19,13 @@ __all__ = ["content_words", "stems", "lexical_overlap", "sentences", "CODE_RE", 
 CODE_RE = re.compile(rf"(?<![\w-]){CODE_PATTERN}(?![\w-])")
 NUMBER_RE = re.compile(r"\d")
 _WORD = re.compile(r"[^\W_][\w\-]*", re.UNICODE)
+# question words of the templates (not of the source): they would count as "not copied"
 _EXTRA_STOP = frozenset("""
 true correct right whether according say says said tell according us our we give kind brief short
 since via per ab seit
+research find record set named person connection differ different confirm really meant term behind message
+versus defined
+vergleiche unterscheiden angegeben genannt festgelegt wirklich gilt steht versteht heißt definiert
 stimmt richtig laut gemäss gemäß steht kurz überblick ueberblick
 """.split())
 

@@ -52,7 +52,7 @@ class AssociationThesaurus:
         stem = stems([word], language)[0]
         best, best_score = None, 0.0
         for v, n in sorted(co.items()):
-            if n < max(MIN_CO, MIN_SHARE * len(rows)) or v == word or v in exclude or df[v] > len(docs) // 10:
+            if n < max(MIN_CO, MIN_SHARE * len(rows)) or v == word or v in exclude or df[v] > max(3, len(docs) // 10):
                 continue
             score = n / math.sqrt(df[v])
             if score > best_score and stems([v], language)[0] != stem:

@@ -8,7 +8,7 @@ from the document's title. Also used by the restricted-document refusals.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ragdiag.drafting.case import Candidate
 from ragdiag.drafting.corpus import Passage
@@ -16,7 +16,7 @@ from ragdiag.drafting.rules.base import RuleContext, clean_markup, context_of
 from ragdiag.drafting.rules.values import QUESTION_WORDS, Value, find_values
 from ragdiag.drafting.text import NUMBER_RE, content_words, sentences
 
-__all__ = ["draft", "facts_in", "topic_words"]
+__all__ = ["draft", "facts_in", "topic_words", "valued_sentences"]
 
 _VERBISH = frozenset("""
 requires required must shall will may can apply applies applied agreed agree made make given give
@@ -76,21 +76,27 @@ def _original_case(words: list[str], sentence: str) -> str:
     return " ".join(out)
 
 
+def valued_sentences(p: Passage, ctx: RuleContext, kinds: Callable[[str], bool]
+                     ) -> Iterator[tuple[str, Value, str, str]]:
+    """(sentence, its first value of an accepted kind, topic words, context) for each sentence
+    of a titled, non-table passage: where a question can name its document."""
+    lang = p.language if p.language in QUESTION_WORDS else "en"
+    context = context_of(p)
+    if not context or p.is_table:  # "how long is the notice period?" without saying where: unanswerable
+        return
+    for sentence in sentences(clean_markup(p.text), lang):
+        values = [v for v in find_values(sentence) if kinds(v.kind)]
+        if not values or len(sentence) > 400:
+            continue
+        topic = topic_words(sentence, values[0], ctx, context, language=lang)
+        if topic:
+            yield sentence, values[0], _original_case(topic, sentence), context
+
+
 def facts_in(p: Passage, ctx: RuleContext, rule: str = "fact") -> Iterator[Candidate]:
     """Fact questions from one passage (one per sentence with a usable value)."""
     lang = p.language if p.language in _TEMPLATES else "en"
-    context = context_of(p)
-    if not context:  # "how long is the notice period?" without saying where cannot be answered
-        return
-    for sentence in sentences(clean_markup(p.text) if not p.is_table else "", lang):
-        values = [v for v in find_values(sentence) if v.kind != "year"]
-        if not values or len(sentence) > 400:
-            continue
-        value = values[0]
-        topic = topic_words(sentence, value, ctx, context, language=lang)
-        if not topic:
-            continue
-        topic_text = _original_case(topic, sentence)
+    for sentence, value, topic_text, context in valued_sentences(p, ctx, lambda kind: kind != "year"):
         wh = QUESTION_WORDS[lang][value.kind]
         pp = ctx.paraphraser
         if value.kind == "person":

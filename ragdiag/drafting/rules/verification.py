@@ -7,10 +7,8 @@ import re
 from collections.abc import Iterator
 
 from ragdiag.drafting.case import Candidate
-from ragdiag.drafting.rules.base import RuleContext, clean_markup, context_of
-from ragdiag.drafting.rules.facts import _original_case, topic_words
-from ragdiag.drafting.rules.values import find_values
-from ragdiag.drafting.text import sentences
+from ragdiag.drafting.rules.base import RuleContext
+from ragdiag.drafting.rules.facts import valued_sentences
 
 __all__ = ["draft", "shifted"]
 
@@ -36,20 +34,9 @@ def shifted(value: str, rng) -> str:
 def draft(ctx: RuleContext) -> Iterator[Candidate]:
     for p in ctx.shuffled(ctx.corpus.citable(), "verification"):
         lang = p.language if p.language in _TEMPLATES else "en"
-        context = context_of(p)
-        if not context or p.is_table:
-            continue
-        for sentence in sentences(clean_markup(p.text), lang):
-            dated = [v for v in find_values(sentence) if v.kind in ("date", "year")]
-            if not dated or len(sentence) > 400:
-                continue
-            value = dated[0]
-            topic = topic_words(sentence, value, ctx, context, language=lang)
-            if not topic:
-                continue
+        for sentence, value, topic_text, context in valued_sentences(p, ctx, lambda kind: kind in ("date", "year")):
             claim = shifted(value.text, ctx.rng) if ctx.rng.random() < 0.5 else value.text
-            q = ctx.paraphraser.fill(_TEMPLATES[lang], lang, topic=_original_case(topic, sentence), ctx=context,
-                                     value_as_is=claim)
+            q = ctx.paraphraser.fill(_TEMPLATES[lang], lang, topic=topic_text, ctx=context, value_as_is=claim)
             yield Candidate(rule="verification", question=q, passages=(p,), evidence=sentence,
                             answer=(value.text,), language=lang)
             break
