@@ -22,7 +22,7 @@ _WORD = re.compile(r"[^\W_][\w\-]*", re.UNICODE)
 # question words of the templates (not of the source): they would count as "not copied"
 _EXTRA_STOP = frozenset("""
 true correct right whether according say says said tell according us our we give kind brief short
-since via per ab seit
+since via per ab seit least
 research find record set named person connection differ different confirm really meant term behind message
 versus defined
 vergleiche unterscheiden angegeben genannt festgelegt wirklich gilt steht versteht heißt definiert

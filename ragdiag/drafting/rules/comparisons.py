@@ -1,5 +1,6 @@
 """Comparisons: two documents of the same kind with a parallel fact (the same section, a
-value of the same kind and a shared topic word), asked as one question about both."""
+sentence worded alike -- at least `PARALLEL` of their content words shared, values and names
+aside -- and a value of the same kind that differs), asked as one question about both."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from ragdiag.drafting.corpus import Passage
 from ragdiag.drafting.rules.base import RuleContext, clean_markup, context_of
 from ragdiag.drafting.rules.facts import topic_words
 from ragdiag.drafting.rules.values import Value, find_values
-from ragdiag.drafting.text import sentences
+from ragdiag.drafting.text import content_words, sentences
 
-__all__ = ["draft"]
+__all__ = ["draft", "PARALLEL"]
+
+PARALLEL = 0.5
 
 _TEMPLATES = {
     "en": ["Compare the {topic} in {a} and {b}.", "How do {a} and {b} differ in the {topic}?",
@@ -64,10 +67,18 @@ def draft(ctx: RuleContext) -> Iterator[Candidate]:
                 break
 
 
+def _words(sentence: str, value: Value) -> set[str]:
+    return {w for w in content_words(sentence[:value.start] + " " + sentence[value.end:])
+            if not any(ch.isdigit() for ch in w)}
+
+
 def _parallel(fa, fb):
     for sa, va, ta in fa:
         for sb, vb, tb in fb:
             shared = [w for w in ta if w in tb]
-            if va.kind == vb.kind and shared and va.text != vb.text:
+            if va.kind != vb.kind or not shared or va.text == vb.text:
+                continue
+            wa, wb = _words(sa, va), _words(sb, vb)
+            if len(wa & wb) >= PARALLEL * len(wa | wb):
                 return (sa, va), (sb, vb), shared
     return None
