@@ -320,3 +320,24 @@ def test_a_corpus_without_titles_is_asked_about_topics_with_words_its_records_do
     assert any(c.overlap is not None and c.overlap < 1.0 for c in overviews), [c.question for c in overviews]
     assert lexical_overlap("Research on counter transistor?", "a transistor counter") == 1.0
     assert all(c.as_user is None for c in d.cases)  # no identities, no security field
+
+
+def test_the_goldset_check_warns_while_cases_are_unreviewed_drafts(tmp_path):
+    from dataclasses import replace
+
+    from ragdiag.inputs.goldset import Goldset
+    from tests.checkhelp import assert_german
+    from tests.test_check_goldset import ANSWERABLE, REFUSED, _check, _spec
+    from tests.test_checks_minimal import GOOD_SCORES, SOUND, _ctx
+
+    spec = _spec(min_cases_per_intent=1)
+    ctx = _ctx(tmp_path / "a", SOUND, GOOD_SCORES)
+    ctx.goldset = Goldset(cases=(replace(ANSWERABLE, draft=True, rule="fact"), REFUSED))
+    f = _check(ctx, spec)
+    assert f.status == "warn"
+    assert f.headline.startswith("1 of 2 cases are unreviewed drafts")
+    assert f.metrics["draft_cases"] == 1
+    assert_german(f)
+    reviewed = _ctx(tmp_path / "b", SOUND, GOOD_SCORES)
+    reviewed.goldset = Goldset(cases=(replace(ANSWERABLE, rule="fact"), REFUSED))  # accepted: no longer a draft
+    assert _check(reviewed, spec).status == "pass"

@@ -15,6 +15,10 @@ A goldset is YAML (a list of mappings) or JSONL (one object per line):
       intent: fact
       expect: refused                  # the system must refuse (no sources)
 
+A case drafted by `ragdiag goldset draft` also carries review metadata (`DRAFT_KEYS`):
+`draft: true`, the `rule` that made it, the `evidence` it was drawn from, and
+`accepted: true` once a reviewer accepts it; an audit reads such a file like any other.
+
 `load_goldset` validates every case and raises `InputDataError` with the file
 and line of the offending case or key. `load_trec_qrels` reads TREC qrels (and
 optionally TREC topics) into the same `Goldset`. `find_goldset_files` finds
