@@ -625,6 +625,51 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_goldset_draft(args: argparse.Namespace) -> int:
+    """Draft goldset cases by rules (no LLM), or print the review sheet of a draft."""
+    from ragdiag.drafting import DEFAULT_PER_INTENT, draft_for_config, review_sheet, write_draft
+    from ragdiag.errors import ConfigError
+
+    if args.review:
+        print(review_sheet(args.review))
+        return 0
+    if not args.out:
+        raise ConfigError("goldset draft needs --out FILE (where to write the drafted cases), "
+                          "or --review FILE to print the sheet of an existing draft")
+    per_intent = DEFAULT_PER_INTENT if args.per_intent is None else args.per_intent
+    if per_intent < 1:
+        raise ConfigError(f"--per-intent must be at least 1, got {per_intent}")
+    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log)
+    path = write_draft(draft, args.out, source=args.config or "")
+    summary = draft.summary()
+    if args.json:
+        print(json.dumps({"path": str(path), **summary}, indent=2, ensure_ascii=False))
+        return 0
+    con = _console()
+    overlap = summary["overlap"]
+    rows = [[rule, str(n), f"{overlap[rule]['mean']:.2f}" if rule in overlap else "-",
+             f"{overlap[rule]['median']:.2f}" if rule in overlap else "-"]
+            for rule, n in summary["per_rule"].items()]
+    _print_table(con, f"{summary['cases']} drafted cases in {path} (seed {args.seed})",
+                 ["rule", "cases", "overlap mean", "overlap median"], rows, right=["cases", "overlap mean",
+                                                                                   "overlap median"])
+    con.print("overlap: share of a question's content words found in its source passage")
+    for note in summary["notes"]:
+        con.print(f"note: {note}")
+    con.print(f"review: ragdiag goldset draft --review {path}; merge: ragdiag goldset merge {path} --into GOLDSET")
+    return 0
+
+
+def cmd_goldset_merge(args: argparse.Namespace) -> int:
+    """Append a draft's accepted cases to a goldset."""
+    from ragdiag.drafting import merge_accepted
+
+    result = merge_accepted(args.draft, args.into)
+    print(f"merged {len(result.added)} accepted case(s) into {result.path}; {result.pending} still marked draft "
+          "(not merged)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
@@ -744,6 +789,23 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("--checklist", help="checklist folder whose [regression] tables apply "
                                         "(default: the shipped one)")
     df.set_defaults(func=cmd_diff)
+
+    gs = sub.add_parser("goldset", help="draft goldset cases without an LLM, review and merge them")
+    gss = gs.add_subparsers(dest="goldset_command", required=True)
+    gd = gss.add_parser("draft", help="candidate cases by rules from the target's corpus (draft: true), "
+                        "or --review FILE for a reviewer's sheet")
+    gd.add_argument("config", nargs="?", help="audit config (default: the embedded sample)")
+    gd.add_argument("--out", help="the drafted goldset (YAML) to write")
+    gd.add_argument("--per-intent", type=int, default=None, help="cases per question type (default 10)")
+    gd.add_argument("--seed", type=int, default=0, help="seed of every choice (same seed, same draft)")
+    gd.add_argument("--review", metavar="FILE", help="print a compact review sheet of a drafted goldset")
+    gd.add_argument("--json", action="store_true", help="print the draft's summary (cases, overlap per rule) as JSON")
+    gd.set_defaults(func=cmd_goldset_draft)
+    gm = gss.add_parser("merge", help="append the accepted cases of a draft (accepted: true, or draft: true "
+                        "removed) to a goldset")
+    gm.add_argument("draft", help="the reviewed draft file")
+    gm.add_argument("--into", required=True, help="the goldset to append to (.yaml/.yml/.jsonl; created if missing)")
+    gm.set_defaults(func=cmd_goldset_merge)
 
     ch = sub.add_parser("checks", help="the checklist")
     chs = ch.add_subparsers(dest="checks_command", required=True)

@@ -165,6 +165,11 @@ class Goldset(Check):
             v.recommend("rec_restricted")
         if not gs.answerable():
             v.warn("no_answerable", cases=len(gs))
+        drafts = [c for c in gs if c.draft]
+        if drafts:  # figures measured on unreviewed drafts are a draft's figures
+            v.metric("draft_cases", len(drafts))
+            v.warn("unreviewed_drafts", n=len(drafts), cases=len(gs))
+            v.recommend("rec_review_drafts")
         keys = sorted({k for c in gs for k, _ in c.expect_sources})
         existing = existing_keys(ctx, keys) if keys and ctx.has("target") else None
         if keys and existing is None:

@@ -16,6 +16,10 @@ A goldset is YAML (a list of mappings) or JSONL (one object per line):
       intent: fact
       expect: refused                  # the system must refuse (no sources)
 
+A case drafted by `ragdiag goldset draft` also carries review metadata (`DRAFT_KEYS`):
+`draft: true`, the `rule` that made it, the `evidence` it was drawn from, and
+`accepted: true` once a reviewer accepts it; an audit reads such a file like any other.
+
 `load_goldset` validates every case and raises `InputDataError` with the file
 and line of the offending case or key. `load_trec_qrels` reads TREC qrels (3 or 4
 columns, with TREC topics for the questions) into the same `Goldset`. `find_goldset_files` finds
@@ -39,8 +43,13 @@ import yaml
 from ragdiag.errors import InputDataError
 from ragdiag.inputs import limits
 
+#: review metadata of a drafted case (`ragdiag goldset draft`): `draft: true` until a reviewer
+#: accepts it, the `rule` that produced it, `accepted: true` once reviewed, the `evidence`
+#: sentence it was drawn from; an audit reads such a file as a goldset and ignores the metadata
+DRAFT_KEYS = ("draft", "rule", "accepted", "evidence")
+
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources", "expect_source",
-                "expect_answer_contains", "expect")
+                "expect_answer_contains", "expect", *DRAFT_KEYS)
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
@@ -68,6 +77,8 @@ class GoldCase:
     # name "groups=[a, b]", which the audit adds to its identities
     as_groups: tuple[str, ...] | None = None
     key_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
+    draft: bool = False
+    rule: str | None = None
 
     def line_of(self, key: str) -> int | None:
         """Line of `key` in the case (YAML), else the case's own line."""
@@ -506,11 +517,21 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
                       f"strings, got {_q(contains_raw)}", key="expect_answer_contains")
         contains = tuple(contains_raw)
 
+    for flag in ("draft", "accepted"):
+        if flag in raw and not isinstance(raw[flag], bool):
+            raise err(f"case {_q(case_id)}: '{flag}' must be true or false, got {_q(raw[flag])}", key=flag)
+    for text_key in ("rule", "evidence"):
+        if text_key in raw and not isinstance(raw[text_key], str):
+            raise err(f"case {_q(case_id)}: '{text_key}' must be a string, got {_q(raw[text_key])}",
+                      key=text_key)
+
     return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
                     as_user=as_user, expect_sources=sources, as_groups=as_groups,
                     key_lines=tuple((k, n) for k, n in getattr(raw, "key_lines", {}).items()
                                     if isinstance(k, str)),
-                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line)
+                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line,
+                    draft=bool(raw.get("draft", False)) and not raw.get("accepted", False),
+                    rule=raw.get("rule"))
 
 
 _INLINE_GROUPS = re.compile(r"\s*groups\s*=\s*\[(?P<groups>[^\]]*)\]\s*", re.I)

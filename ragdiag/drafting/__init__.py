@@ -1,0 +1,25 @@
+"""Drafting a goldset without a model: candidate cases by rules, for a human to review.
+
+    from ragdiag.drafting import draft_goldset, write_draft
+    draft = draft_goldset(target, per_intent=10, seed=0, identities=config.identities)
+    write_draft(draft, "goldset-draft.yaml")
+
+Modules: `corpus` (the target's records and their roles), `text` (content words, overlap),
+`paraphrase` (templates, synonyms, word order), `rules/` (one module per rule family),
+`sources` (expected sources and refusal support by search on the target), `case` (the case
+model), `draft` (the orchestrator), `files` (the draft file, the review sheet, the merge).
+"""
+
+from __future__ import annotations
+
+from ragdiag.drafting.draft import (
+           DEFAULT_PER_INTENT,
+           Draft,
+           draft_for_config,
+           draft_from_corpus,
+           draft_goldset,
+)
+from ragdiag.drafting.files import accepted_cases, merge_accepted, review_sheet, write_draft
+
+__all__ = ["DEFAULT_PER_INTENT", "Draft", "draft_goldset", "draft_for_config", "draft_from_corpus", "write_draft", "review_sheet",
+           "merge_accepted", "accepted_cases"]

@@ -1,0 +1,61 @@
+"""Answer spans in a sentence: amounts, durations, shares, dates, times, measures, people.
+
+Shared by the fact, verification, comparison and restricted-document rules: a value, its
+kind (which decides the question word) and where it sits (the topic words are taken around
+it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Value", "find_values", "QUESTION_WORDS"]
+
+_MONTHS_EN = "January|February|March|April|May|June|July|August|September|October|November|December"
+_MONTHS_DE = "Januar|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember"
+_NUMWORD = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+            "ein|eine|einen|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf")
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("date", re.compile(rf"\b\d{{1,2}}\.?\s+(?:{_MONTHS_EN}|{_MONTHS_DE})\s+\d{{4}}\b|\b\d{{1,2}}\.\d{{1,2}}\.\d{{4}}\b")),
+    ("money", re.compile(r"(?:\b(?:EUR|USD|GBP|CHF)|[€$£])\s?\d[\d.,]*(?:\s?(?:million|Mio\.?|k)\b)?"
+                         r"|\b\d[\d.,]*\s?(?:EUR|CHF|euros?)\b")),
+    ("percent", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|Prozent\b)")),
+    ("duration", re.compile(rf"\b(?:\d+|{_NUMWORD})\s+(?:working\s+|business\s+|calendar\s+)?"
+                            r"(?:days?|weeks?|months?|years?|hours?|minutes?|Arbeitstage[n]?|Kalendertage[n]?|"
+                            r"Tage[n]?|Wochen|Monate[n]?|Jahre[n]?|Stunden|Minuten)\b", re.I)),
+    ("time", re.compile(r"\b\d{1,2}:\d{2}\b")),
+    ("measure", re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:V(?:\s?DC|\s?AC)?|mA|kW|W|bar|°C|mm|kg|Nm|µs|ms|rpm|l/min)(?!\w)"
+                           r"|\bIP\d{2}\b")),
+    ("person", re.compile(r"\b(?:is|by|named|ist|von|an)\s(?P<v>[A-Z][a-zäöüé]+\s(?:(?:de|van|von)\s)?[A-Z][a-zäöüé]+)"
+                          r"(?!\s[A-Z])")),
+    ("year", re.compile(r"\b(?:in|since|seit|im|until|bis)\s(?P<v>(?:19|20)\d{2})\b")),
+]
+
+QUESTION_WORDS = {
+    "en": {"date": "when", "money": "how much", "percent": "what percentage", "duration": "how long",
+           "time": "at what time", "measure": "what value", "person": "who", "year": "in which year"},
+    "de": {"date": "wann", "money": "wie hoch", "percent": "wie viel Prozent", "duration": "wie lange",
+           "time": "um wie viel Uhr", "measure": "welcher Wert", "person": "wer", "year": "in welchem Jahr"},
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    text: str
+    kind: str
+    start: int
+    end: int
+
+
+def find_values(sentence: str) -> list[Value]:
+    """Values in `sentence`, earliest first, overlapping matches dropped (dates beat years)."""
+    found: list[Value] = []
+    for kind, pattern in _PATTERNS:
+        group = "v" if "v" in pattern.groupindex else 0
+        for m in pattern.finditer(sentence):
+            start, end = m.start(group), m.end(group)
+            if any(start < v.end and v.start < end for v in found):
+                continue
+            found.append(Value(m.group(group).strip(), kind, start, end))
+    return sorted(found, key=lambda v: v.start)
