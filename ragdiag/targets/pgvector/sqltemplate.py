@@ -210,6 +210,15 @@ class SqlTemplate:
         v = self.sql[self._limit[0]:self._limit[1]]
         return int(v) if v.isdigit() else (v if v.startswith(":") else None)
 
+    @property
+    def select_list(self) -> str:
+        """The outer SELECT's column list (comments and strings blanked)."""
+        blank = _blank_quoted(self.sql)
+        words = _top_words(blank)
+        sel = next((e for w, _s, e in words if w == "select"), 0)
+        end = next((s for w, s, _e in words if w == "from" and s > sel), len(blank))
+        return blank[sel:end]
+
     def clause_for(self, column: str) -> WhereClause | None:
         """The first WHERE clause naming `column` (as a whole word)."""
         pat = re.compile(rf"(?<![\w.]){re.escape(column)}(?!\w)|\.{re.escape(column)}(?!\w)", re.I)

@@ -21,6 +21,7 @@ rows (read-only, no SQL is built from a filter).
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
@@ -122,8 +123,9 @@ class PgvectorTarget:
         m = self.mapping
         fields = [Field(m.key, STRING, key=True, filterable=True),
                   Field(m.content, STRING, searchable=True)]
-        if m.groups:
-            fields.append(Field(m.groups, STRING_COLLECTION, filterable=True, retrievable=True))
+        if m.groups:  # retrievable when the client's SELECT list returns it to the application
+            shown = bool(re.search(rf"(?<!\w){re.escape(m.groups)}(?!\w)|\*", self.template.select_list))
+            fields.append(Field(m.groups, STRING_COLLECTION, filterable=True, retrievable=shown))
         for c in (m.valid_from, m.valid_to):
             if c:
                 fields.append(Field(c, DATETIME, filterable=True, sortable=True))
@@ -143,7 +145,8 @@ class PgvectorTarget:
             raise TargetError(f"cannot read the request's filter {flt[:120]!r}: {exc}") from None
         identity, other = [], []
         for c in odata.clauses(parsed):
-            (identity if g and c.fields and set(c.fields) <= {g} else other).append(c)
+            # `false` (an identity without groups) has no field: it admits nothing, like no groups
+            (identity if g and set(c.fields) <= {g} else other).append(c)
         if other:
             raise TargetError(f"the pgvector target runs the client's SQL, whose WHERE holds the filters; "
                               f"a request filter other than the identity clause on {g!r} cannot be applied: "
