@@ -187,7 +187,8 @@ ANSWERS = [
 ]
 
 
-def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None):
+def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None,
+           checks=("goldset", "acl_trimming"), target_extra=""):
     from ragdiag.audit import run_audit
 
     monkeypatch.setenv("RAGDIAG_TEST_PG", pg.uri)
@@ -225,6 +226,7 @@ def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None
         valid_from = "valid_from"
         valid_to = "valid_to"
         now = "{NOW}"
+        {target_extra}
         [inputs]
         """) + inputs + textwrap.dedent("""\
         [identities]
@@ -232,7 +234,7 @@ def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None
         sam = ["support"]
         hanna = ["hr"]
         """))
-    return run_audit(tmp_path / "audit.toml", checks=["goldset", "acl_trimming"], progress=False)
+    return run_audit(tmp_path / "audit.toml", checks=list(checks), progress=False)
 
 
 def _finding(result, check):
@@ -306,3 +308,28 @@ def test_acl_trimming_groups_from_session_pass_from_request_fail(tmp_path, monke
         assert "security ids come from the request" in acl.headline
     else:
         assert acl.observed.get("leak_probe_requests", 0) > 0
+
+
+def test_prerank_filters_measures_each_sql_clause(tmp_path, monkeypatch, pg):
+    f = _finding(_audit(tmp_path, monkeypatch, pg, checks=("prerank_filters",)), "prerank_filters")
+    tables = {e.key: e for e in f.evidence}
+    assert [r[2] for r in tables["sql_clauses"].rows] == ["access", "recency", "recency"]
+    assert {r[0]: r[1:] for r in tables["sql_stage_counts"].rows}["anna"] == (5, 4, 3, 2)
+    ablation = {r[0]: r for r in tables["sql_ablation"].rows}
+    assert set(ablation) == {2, 3}  # the access clause is acl_trimming's, not dropped here
+    # valid_to: c5 expects the expired c, which only the template without the clause reaches: 1 of 4
+    assert ablation[3][3:7] == (4, 1, 4, 0.25)
+    # valid_from: only the future e comes in, which nobody expects; c stays out (valid_to): 3 reachable
+    assert ablation[2][3:7] == (4, 0, 3, 0.0)
+    assert f.status == "warn" and "keeps 25% of the goldset's reachable expected sources" in f.headline
+
+
+@pytest.mark.parametrize("extra, status", [("", "skipped"), ("rerank_depth = 50", "fail"),
+                                           ("rerank_depth = 3", "pass")])
+def test_pool_size_limit_against_rerank_depth(tmp_path, monkeypatch, pg, extra, status):
+    f = _finding(_audit(tmp_path, monkeypatch, pg, checks=("pool_size",), target_extra=extra), "pool_size")
+    assert f.status == status, f.headline
+    if status == "skipped":
+        assert "no semantic ranker" in f.skipped_reason and "LIMIT 3" in f.skipped_reason
+    if status == "fail":
+        assert "LIMIT 3 is below the 50 candidates" in f.headline

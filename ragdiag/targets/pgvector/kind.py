@@ -19,7 +19,7 @@ DEFAULT_TIMEOUT_MS = 10000
 class PgvectorKind:
     name = "pgvector"
     keys = ("dsn_env", "embedded", "table", "key", "content", "embedding", "groups", "valid_from", "valid_to",
-            "metadata", "sql", "statement_timeout_ms", "now", "name", "limit")
+            "metadata", "sql", "statement_timeout_ms", "now", "name", "limit", "rerank_depth")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
         for secret in ("dsn", "password", "url", "uri"):
@@ -47,6 +47,11 @@ class PgvectorKind:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise options.error(f"'{key}' must be a positive integer, got {v!r}", key)
             out[key] = v
+        depth = options.table.get("rerank_depth")
+        if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 1):
+            raise options.error(f"'rerank_depth' (how many candidates the client's reranker reads) must be a "
+                                f"positive integer, got {depth!r}", "rerank_depth")
+        out["rerank_depth"] = depth
         from ragdiag.errors import ConfigError
         from ragdiag.targets.pgvector.mapping import TableMapping
         from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
@@ -74,7 +79,8 @@ class PgvectorKind:
         else:
             conn = ReadOnlyConnection.from_env(options["dsn_env"], timeout_ms=timeout)
         return PgvectorTarget(conn, options["mapping"], options["template"], embedder=sample_embedder(),
-                              name=options.get("name"), now=options.get("now"), default_limit=options["limit"])
+                              name=options.get("name"), now=options.get("now"), default_limit=options["limit"],
+                              rerank_depth=options.get("rerank_depth"))
 
     def describe(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {"kind": "pgvector", "dsn_env": options.get("dsn_env"), "embedded": options.get("embedded"),

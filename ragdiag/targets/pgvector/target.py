@@ -58,11 +58,11 @@ def _plain(v: Any) -> Any:
 class PgvectorTarget:
     """The client's retrieval SQL over a mapped table, every stage it can report."""
 
-    capabilities = frozenset({"documents", "get_document", "security_values"})
+    capabilities = frozenset({"documents", "get_document", "security_values", "sql_probes"})
 
     def __init__(self, conn: ReadOnlyConnection, mapping: TableMapping, template: SqlTemplate, *,
                  embedder: Any = None, name: str | None = None, now: str | None = None,
-                 default_limit: int = 30) -> None:
+                 default_limit: int = 30, rerank_depth: int | None = None) -> None:
         self.conn = conn
         self.mapping = mapping
         self.template = template
@@ -70,6 +70,8 @@ class PgvectorTarget:
         self.name = name or f"{KIND}:{mapping.table}"
         self.now = now
         self.default_limit = int(default_limit)
+        #: how many of the SQL's candidates the client's own reranker reads (None: it has none)
+        self.rerank_depth = rerank_depth
         self.kind = KIND
         self.stats: dict[str, int] = {"sql_queries": 0}
         self.server_version = str(conn.query("SELECT version()")[0][0])
@@ -171,6 +173,20 @@ class PgvectorTarget:
                               f"{self.mapping.embedding!r} {self.dimensions}: the client's embedding model is "
                               "not ragdiag's; pass vectors in the requests")
         return vec
+
+    def limit_of(self, request: SearchRequest) -> int | None:
+        """The candidate LIMIT the template applies to `request` (its number, or what `:limit` binds)."""
+        lim = self.template.limit
+        if isinstance(lim, str):
+            vq = request.vector_queries[0] if request.vector_queries else None
+            return int(vq.k) if vq is not None else self.default_limit
+        return lim
+
+    def clause_columns(self, index: int) -> frozenset[str]:
+        """The mapped columns WHERE clause `index` names (what the checks classify it by)."""
+        text = self.template.clauses[index].text
+        cols = self.mapping.columns + (self.mapping.embedding,)
+        return frozenset(c for c in cols if re.search(rf"(?<![\w]){re.escape(c)}(?!\w)", text))
 
     def parameters(self, request: SearchRequest) -> dict[str, Any]:
         """The named parameters of the template for `request`."""
