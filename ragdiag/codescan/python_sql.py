@@ -35,6 +35,7 @@ _SECURITY_COL = re.compile(r"\b\w*(group|acl|allowed|permission|role|user_ids|te
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s|(?<![:\w]):([A-Za-z_]\w*)|\$(\d+)|%s|\?")
 _SESSION = re.compile(r"\bsession\b|current_user|\bg\.user|\btoken\b|claims|identity|\bauth\w*|\blogin\b|"
                       r"request\.user\b|request\.state\.user", re.I)
+_LOGIN_ON_REQUEST = re.compile(r"request\.(state\.)?user\b|request\.auth\b")
 _WHERE = re.compile(r"\bwhere\b(.*?)(?:\bgroup\s+by\b|\border\s+by\b|\blimit\b|$)", re.I | re.S)
 
 
@@ -61,8 +62,12 @@ def security_placeholder(sql: str) -> tuple[str, str, int | None] | None:
 
 def value_origin(texts: list[str]) -> str:
     """``request`` when any text reads request data, ``session`` when it reads the login, else ``unknown``."""
-    if any(C.CLIENT_DATA_RE.search(t) or C.is_request_expr(t) for t in texts):
+    # the authenticated user a framework hangs on the request (Django's request.user) is the login
+    plain = [t for t in texts if not _LOGIN_ON_REQUEST.search(t)]
+    if any(C.CLIENT_DATA_RE.search(t) or C.is_request_expr(t) for t in plain):
         return "request"
+    if len(plain) < len(texts):
+        return "session"
     if any(_SESSION.search(t) for t in texts):
         return "session"
     return "unknown"
