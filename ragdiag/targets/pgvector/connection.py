@@ -41,6 +41,8 @@ class ReadOnlyConnection:
 
         self._dsn = dsn
         self.timeout_ms = int(timeout_ms)
+        # one round trip opens every transaction read-only with the timeout (no parameters: two statements)
+        self._setup = f"SET TRANSACTION READ ONLY; SET LOCAL statement_timeout = {self.timeout_ms}"
         self._lock = threading.Lock()
         try:
             self._conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
@@ -63,8 +65,7 @@ class ReadOnlyConnection:
         with self._lock:
             try:
                 with self._conn.transaction():
-                    self._conn.execute("SET TRANSACTION READ ONLY")
-                    self._conn.execute(f"SET LOCAL statement_timeout = {self.timeout_ms}")
+                    self._conn.execute(self._setup)
                     cur = self._conn.execute(sql, params)  # type: ignore[arg-type]
                     return list(cur.fetchall()) if cur.description is not None else []
             except psycopg.errors.QueryCanceled as exc:
@@ -77,8 +78,7 @@ class ReadOnlyConnection:
     def column_names(self, sql: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
         """The result column names of `sql` (run with LIMIT 0 semantics by the caller)."""
         with self._lock, self._conn.transaction():
-            self._conn.execute("SET TRANSACTION READ ONLY")
-            self._conn.execute(f"SET LOCAL statement_timeout = {self.timeout_ms}")
+            self._conn.execute(self._setup)
             cur = self._conn.execute(sql, params)  # type: ignore[arg-type]
             return tuple(d.name for d in cur.description or ())
 

@@ -92,6 +92,7 @@ class PgvectorTarget:
             self._universe = tuple(r[0] for r in conn.query(
                 f"SELECT DISTINCT g FROM {t}, unnest({quote_ident(m.groups)}) AS g WHERE g IS NOT NULL ORDER BY g"))
         self._fingerprint: str | None = None
+        self._columns: dict[str, tuple[str, ...]] = {}
 
     def _has_column(self, column: str) -> bool:
         try:
@@ -208,8 +209,11 @@ class PgvectorTarget:
         rows = self.conn.query(SqlTemplate.to_psycopg(sql), params)
         if not rows:
             return []
-        cols = self.conn.column_names(SqlTemplate.to_psycopg(f"SELECT * FROM ({sql}) AS ragdiag_cols LIMIT 0"),
-                                      params)
+        cols = self._columns.get(sql)
+        if cols is None:  # the result's column names, once per SQL text
+            cols = self.conn.column_names(SqlTemplate.to_psycopg(f"SELECT * FROM ({sql}) AS ragdiag_cols LIMIT 0"),
+                                          params)
+            self._columns[sql] = cols
         key = self.mapping.key
         if key not in cols:
             raise TargetError(f"the SQL template's result has no column {key!r} (the mapped key); it returns "
