@@ -333,3 +333,17 @@ def test_pool_size_limit_against_rerank_depth(tmp_path, monkeypatch, pg, extra, 
         assert "no semantic ranker" in f.skipped_reason and "LIMIT 3" in f.skipped_reason
     if status == "fail":
         assert "LIMIT 3 is below the 50 candidates" in f.headline
+
+
+def test_full_text_leg_binds_query_text(target):
+    from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
+    from ragdiag.targets.pgvector.target import PgvectorTarget
+
+    text_sql = SqlTemplate("select id from docs where allowed_groups && :groups::text[] "
+                           "and to_tsvector('english', content) @@ plainto_tsquery('english', :query_text) "
+                           "order by ts_rank(to_tsvector('english', content), plainto_tsquery('english', :query_text)) "
+                           "desc limit 5")
+    t = PgvectorTarget(target.conn, target.mapping, text_sql, embedder=None, now=NOW)
+    req = SearchRequest(search="maintenance months", filter=search_in_any("allowed_groups", ["sales"]), top=5)
+    assert list(t.search(req).keys) == ["d"]  # no embedding needed; the keyword text is bound
+    assert list(t.probe(req, drop=(0,)).keys) == ["d"]
