@@ -106,8 +106,13 @@ class PgvectorTarget:
         if self._fingerprint is None:
             m, t = self.mapping, quote_ident(self.mapping.table)
             cols = " || '|' || ".join(f"coalesce({quote_ident(c)}::text, '')" for c in m.columns + (m.embedding,))
-            digest = self.conn.query(f"SELECT count(*), md5(coalesce(string_agg(md5({cols}), '' ORDER BY "
-                                     f"{quote_ident(m.key)}), '')) FROM {t}")[0]
+            try:  # a digest of every mapped value: a changed row never answers from a stale trace cache
+                digest = self.conn.query(f"SELECT count(*), md5(coalesce(string_agg(md5({cols}), '' ORDER BY "
+                                         f"{quote_ident(m.key)}), '')) FROM {t}")[0]
+            except TargetError:  # too big for the statement timeout: a unique identity, never a cache hit
+                import uuid
+
+                digest = ("uncached", uuid.uuid4().hex)
             h = hashlib.sha256()
             for part in (self.server_version, self.template.sql, repr(m), str(digest), str(self.now),
                          str(getattr(self.embedder, "model_id", None)), str(SEMANTICS_VERSION)):
