@@ -236,9 +236,9 @@ class Goldset(Check):
         v.metric("cases_without_answer", f.unanswered if f.answers_given else None)
         v.table("four_numbers", "t_four_numbers", ("number", "value", "cases", "goal"), rows,
                 note="n_four_numbers")
-        if f.answers_given:  # the headline says the four numbers (without answers the table says skipped)
-            v.note("fn_headline", **{k: ("-" if f.values[k] is None else f.values[k]) for k in NUMBERS},
-                   **{f"{k}_n": f.n[k] for k in NUMBERS})
+        if f.answers_given and all(f.values[k] is not None for k in NUMBERS):
+            # the headline says the four numbers (otherwise the table says which were skipped and why)
+            v.note("fn_headline", **{k: f.values[k] for k in NUMBERS}, **{f"{k}_n": f.n[k] for k in NUMBERS})
         if f.leak_rows:
             v.table("permission_leaks", "t_permission_leaks", ("case", "as_user", "outside_keys", "cited_outside"),
                     f.leak_rows[:100])
