@@ -347,3 +347,11 @@ def test_full_text_leg_binds_query_text(target):
     req = SearchRequest(search="maintenance months", filter=search_in_any("allowed_groups", ["sales"]), top=5)
     assert list(t.search(req).keys) == ["d"]  # no embedding needed; the keyword text is bound
     assert list(t.probe(req, drop=(0,)).keys) == ["d"]
+
+
+def test_report_appendix_names_the_server(tmp_path, monkeypatch, pg):
+    from ragdiag.report.render import _meta_rows
+
+    result = _audit(tmp_path, monkeypatch, pg, checks=("pool_size",))
+    rows = dict(_meta_rows(result, "en", client="", system="", name="", source="", generated=None))
+    assert rows["target"].startswith("pgvector:docs384 (pgvector); PostgreSQL 16.2")
