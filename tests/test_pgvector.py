@@ -257,7 +257,13 @@ def test_four_numbers_by_hand(tmp_path, monkeypatch, pg):
                                 if e.key == "permission_leaks").rows] == [("c2", "sam")]
     meta = result.meta["target_info"]
     assert meta["kind"] == "pgvector" and meta["server_version"].startswith("PostgreSQL 16.")
-    blob = json.dumps(result.to_dict(), default=str)
+    blob = result.to_json()
+    import jsonschema
+
+    import ragdiag.model
+
+    schema = json.loads((Path(ragdiag.model.__file__).parent / "findings.schema.json").read_text())
+    jsonschema.validate(json.loads(blob), schema)
     assert pg.uri not in blob and "RAGDIAG_TEST_PG" in blob  # the variable's name, never its value
 
 
