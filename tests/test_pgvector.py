@@ -361,3 +361,23 @@ def test_report_appendix_names_the_server(tmp_path, monkeypatch, pg):
     result = _audit(tmp_path, monkeypatch, pg, checks=("pool_size",))
     rows = dict(_meta_rows(result, "en", client="", system="", name="", source="", generated=None))
     assert rows["target"].startswith("pgvector:docs384 (pgvector); PostgreSQL 16.2")
+
+
+def test_vector_only_probe_silences_the_full_text_leg(target):
+    from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
+    from ragdiag.targets.pgvector.target import PgvectorTarget
+
+    hybrid = SqlTemplate("""
+        with v as (select id, row_number() over (order by embedding <=> :embedding) as r from docs
+                   where allowed_groups && :groups::text[] order by embedding <=> :embedding limit 1),
+             t as (select id, row_number() over (order by id) as r from docs
+                   where allowed_groups && :groups::text[]
+                     and to_tsvector('english', content) @@ plainto_tsquery('english', :query_text) limit 1)
+        select id from (select id, 1.0 / (60 + r) as s from v union all select id, 1.0 / (60 + r) from t) x
+        group by id order by sum(s) desc, id limit 5""")
+    t = PgvectorTarget(target.conn, target.mapping, hybrid, embedder=ThreeD(), now=NOW)
+    req = ask(["sales"], question="payment").replace(search="maintenance")
+    assert sorted(t.search(req).keys) == ["a", "d"]             # a from the vector leg, d from the text leg
+    assert list(t.probe(req, leg="vector").keys) == ["a"]
+    with pytest.raises(TargetError, match="no 'text'-only probe"):
+        t.probe(req, leg="text")

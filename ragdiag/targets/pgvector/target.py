@@ -239,10 +239,11 @@ class PgvectorTarget:
             out[str(r[0])] = (rec, float(r[-1]) if embedding and r[-1] is not None else None)
         return out
 
-    def run(self, request: SearchRequest, sql: str | None = None, *, label: str = "sql") -> Trace:
+    def run(self, request: SearchRequest, sql: str | None = None, *, label: str = "sql",
+            overrides: Mapping[str, Any] | None = None) -> Trace:
         """Run `sql` (default: the template) for `request`: the pool in SQL order, hits its first `top`."""
         t0 = time.perf_counter()
-        params = self.parameters(request)
+        params = {**self.parameters(request), **(overrides or {})}
         keys = self._keys(sql or self.template.sql, params)
         t1 = time.perf_counter()
         rows = self._rows(keys, request.select, params.get("embedding")) if keys else {}
@@ -268,13 +269,30 @@ class PgvectorTarget:
     def search(self, request: SearchRequest) -> Trace:
         return self.run(request)
 
-    def probe(self, request: SearchRequest, *, drop: Sequence[int] = (), limit: int | None = None) -> Trace:
-        """The request with the template's WHERE clauses `drop` dropped and/or its LIMIT set to `limit`."""
+    def probe(self, request: SearchRequest, *, drop: Sequence[int] = (), limit: int | None = None,
+              leg: str | None = None) -> Trace:
+        """The request with the template's WHERE clauses `drop` dropped, its LIMIT set to `limit`, and/or
+        only one leg of a hybrid template (`leg` = ``"vector"``).
+
+        ``"vector"`` binds an empty ``:query_text``: ``plainto_tsquery('')`` (and the other tsquery
+        builders) is empty and matches no row, so the full-text leg returns nothing. A text-only
+        probe has no such neutral value (every embedding ranks every row), so ``"text"`` is refused:
+        give the text leg as its own template.
+        """
         sql = self.template.without(*drop) if drop else self.template.sql
         if limit is not None:
             sql = SqlTemplate(sql).with_limit(limit)
         label = "sql" + "".join(f"-clause{i + 1}" for i in drop) + (f"-limit{limit}" if limit is not None else "")
-        return self.run(request, sql, label=label)
+        overrides: dict[str, Any] = {}
+        if leg == "vector":
+            if not {"embedding", "query_text"} <= set(self.template.parameters):
+                raise TargetError("a vector-only probe needs a hybrid template (both :embedding and :query_text)")
+            overrides["query_text"] = ""
+            label += "-vector-only"
+        elif leg is not None:
+            raise TargetError(f"no {leg!r}-only probe: an embedding cannot be bound so that it ranks nothing; "
+                              "run the text leg as its own template")
+        return self.run(request, sql, label=label, overrides=overrides)
 
     def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
         """Candidates before the WHERE, after each of its clauses in turn, and what the LIMIT keeps."""
