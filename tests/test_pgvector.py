@@ -381,3 +381,15 @@ def test_vector_only_probe_silences_the_full_text_leg(target):
     assert list(t.probe(req, leg="vector").keys) == ["a"]
     with pytest.raises(TargetError, match="no 'text'-only probe"):
         t.probe(req, leg="text")
+
+
+def test_plan_counts_the_sql_probes(tmp_path, monkeypatch, pg):
+    from ragdiag.audit import open_audit
+    from ragdiag.plan import plan_audit
+
+    _audit(tmp_path, monkeypatch, pg, checks=("pool_size",))  # writes the config
+    rows, _summary = plan_audit(open_audit(tmp_path / "audit.toml", progress=False), checks=["prerank_filters"])
+    row = next(r for r in rows if r.check_id == "prerank_filters")
+    # 5 goldset questions, then the 4 answerable ones without each of the 2 validity clauses;
+    # 3 identities x (no WHERE + after each of 3 clauses) counts
+    assert (row.searches, row.other) == (5 + 2 * 4, 3 * 4)
