@@ -393,3 +393,21 @@ def test_plan_counts_the_sql_probes(tmp_path, monkeypatch, pg):
     # 5 goldset questions, then the 4 answerable ones without each of the 2 validity clauses;
     # 3 identities x (no WHERE + after each of 3 clauses) counts
     assert (row.searches, row.other) == (5 + 2 * 4, 3 * 4)
+
+
+def test_answers_file_errors_and_mismatches(tmp_path):
+    from ragdiag.errors import InputDataError
+    from ragdiag.inputs.answers import Answer, checked_citations, load_answers
+
+    p = tmp_path / "answers.jsonl"
+    p.write_text('{"id": "c1", "answer": "x", "citations": ["a"], "refused": false}\n{"id": "c1"}\n')
+    with pytest.raises(InputDataError, match="answered twice") as exc:
+        load_answers(p)
+    assert exc.value.line == 2
+    p.write_text('{"id": "c1", "citations": "a"}\n')
+    with pytest.raises(InputDataError, match="list of chunk keys"):
+        load_answers(p)
+    # seed 002's check: citations required, and only chunks this identity retrieved
+    assert checked_citations(Answer("c", "x", ("a",)), {"a", "b"})
+    assert not checked_citations(Answer("c", "x", ("a", "z")), {"a", "b"})
+    assert not checked_citations(Answer("c", "x", ()), {"a"})

@@ -35,6 +35,7 @@ class FourNumbers:
     invalid_citations: int = 0
     unanswered: int = 0
     unverified: int = 0
+    unknown_ids: tuple[str, ...] = ()  # answers to no goldset case (a stale or mismatched answers file)
     leak_rows: list[tuple[Any, ...]] = field(default_factory=list)
     answers_given: bool = False
 
@@ -85,6 +86,9 @@ def four_numbers(ctx: Any, run: Any, reader: Any = None) -> FourNumbers:
                 leaks += 1
                 out.leak_rows.append((case.id, case.as_user, tuple(sorted(outside)),
                                       tuple(k for k in cited if k in outside)))
+    if answers is not None:
+        known = {c.id for c in ctx.goldset} if ctx.goldset is not None else set()
+        out.unknown_ids = tuple(sorted(a.id for a in answers if a.id not in known))
     out.values = {"retrieval_hit_rate": _rate(retrieval),
                   "answer_accuracy": _rate(answer) if answers is not None else None,
                   "refusal_accuracy": _rate(refusal) if answers is not None else None,

@@ -248,6 +248,8 @@ class Goldset(Check):
             v.warn("fn_invalid_citations", n=f.invalid_citations, cases=f.n["refusal_accuracy"])
         if f.unanswered:
             v.warn("fn_unanswered", n=f.unanswered)
+        if f.unknown_ids:
+            v.warn("fn_unknown_ids", n=len(f.unknown_ids), ids=f.unknown_ids[:5])
 
     @staticmethod
     def _refusal(run: Any, gate: float, v: Verdict) -> None:
