@@ -66,6 +66,7 @@ def test_psycopg_placeholders_keep_casts_and_percent():
     ("select id from t where x = 'open", "unterminated"),
     ("select id from t limit 5", "neither :embedding nor :query_text"),
     ("select id from t where (a order by e <=> :embedding", "unbalanced"),
+    ("select id from t where g && $2::text[] order by e <=> $1", "positional parameter '\\$2'"),
 ])
 def test_refuses_what_it_cannot_probe(sql, error):
     with pytest.raises(ConfigError, match=error):

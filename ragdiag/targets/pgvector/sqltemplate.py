@@ -150,6 +150,11 @@ class SqlTemplate:
         if first not in ("select", "with"):
             raise ConfigError(f"the SQL template must be a SELECT (or WITH ... SELECT), it starts with "
                               f"{first or text[:20]!r}")
+        positional = re.search(r"\$\d+|%s", blank)  # (a bare ? is jsonb's key operator in PostgreSQL)
+        if positional:
+            raise ConfigError(f"the SQL template uses the positional parameter {positional.group(0)!r}: name it "
+                              "(:embedding for the question's embedding, :groups for the user's groups, :limit, "
+                              ":query_text, :now) so ragdiag knows what to bind")
         self.parameters = tuple(dict.fromkeys(m.group(1) for m in _PARAM.finditer(blank)))
         unknown = [p for p in self.parameters if p not in PARAMETERS]
         if unknown:
