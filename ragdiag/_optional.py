@@ -8,6 +8,8 @@ the JSON, JUnit and SARIF outputs. The rest comes with extras::
                         MiniLM, pysbd); torch is not listed: install torch==2.13.0 first
     ragdiag[notebooks]  JupyterLab, the widgets, DataFrames and figures
     ragdiag[report]     the PDF report (papermill, nbconvert, matplotlib, WeasyPrint)
+    ragdiag[pgvector]   the PostgreSQL + pgvector target (psycopg) and the embedded server
+                        of its sample (pgserver: PostgreSQL 16 with pgvector)
     ragdiag[all]        everything above
 
 Every import of an optional module inside ragdiag is lazy (in the function that needs it).
@@ -34,6 +36,7 @@ EXTRAS: Mapping[str, str] = {
     "local": "the local FAISS + BM25 target, the embedded sample and the embedding models",
     "notebooks": "notebooks, the profile tuner widget, DataFrames and figures",
     "report": "the PDF report and its figures",
+    "pgvector": "the PostgreSQL + pgvector target and its embedded sample server",
 }
 
 #: top-level module -> (distribution, extra)
@@ -57,6 +60,8 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "nbformat": ("nbformat", "report"),
     "jupyter_client": ("jupyter-client", "report"),
     "ipykernel": ("ipykernel", "report"),
+    "psycopg": ("psycopg", "pgvector"),
+    "pgserver": ("pgserver", "pgvector"),
 }
 
 

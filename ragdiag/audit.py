@@ -81,6 +81,11 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
                                   line=_config_line(config, "topics") or _config_line(config, "goldset_topics"),
                                   key="inputs.topics")
             goldset = load_goldset(config.goldset)
+    answers = None
+    if config.answers:
+        from ragdiag.inputs.answers import load_answers
+
+        answers = load_answers(config.answers)
     query_log = None
     if config.query_log:
         from ragdiag.inputs.querylog import load_query_log
@@ -111,7 +116,7 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
-                        log=log, budgets=dict(config.budgets))
+                        log=log, budgets=dict(config.budgets), answers=answers)
 
 
 def _schema_before_opening(config: AuditConfig) -> Any:
@@ -204,6 +209,9 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    describe = getattr(ctx.target, "describe", None)
+    if callable(describe):  # what was audited: the kind and, for a database, its version string
+        meta["target_info"] = describe()
     if getattr(ctx.target, "unsent_parameters", None):
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     if breaker is not None and breaker.kind == "circuit_open":

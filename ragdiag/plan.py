@@ -49,6 +49,30 @@ class DryRunTarget:
         return iter(())
 
 
+class DrySqlTarget(DryRunTarget):
+    """A dry run of a target that runs the client's SQL (``sql_probes``): its template, counted probes."""
+
+    capabilities = frozenset({"sql_probes"})
+
+    def __init__(self, real: Any, documents: int) -> None:
+        super().__init__(real.schema(), documents, getattr(real, "name", "target"))
+        self._real = real
+        self.template, self.mapping, self.rerank_depth = real.template, real.mapping, real.rerank_depth
+
+    def limit_of(self, request: SearchRequest) -> int | None:
+        return self._real.limit_of(request)
+
+    def clause_columns(self, index: int) -> frozenset[str]:
+        return self._real.clause_columns(index)
+
+    def probe(self, request: SearchRequest, **_variant: Any) -> Trace:
+        return self.search(request)
+
+    def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
+        self.other += len(self.template.clauses) + 1
+        return [("", 0)] * (len(self.template.clauses) + 1)
+
+
 @dataclass(frozen=True)
 class PlanRow:
     check_id: str
@@ -63,7 +87,9 @@ def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[P
     from ragdiag.engine.runner import Runner
 
     real = ctx.target
-    dry = DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"))
+    caps = getattr(real, "capabilities", frozenset()) or frozenset()
+    dry = DrySqlTarget(real, _document_count(real)) if "sql_probes" in caps else \
+        DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"))
     dctx = AuditContext(config=ctx.config, target=dry, runner=Runner(dry), policy=ctx.policy,
                         compare_policy=ctx.compare_policy, goldset=ctx.goldset, query_log=ctx.query_log,
                         identities=ctx.identities, client_code=ctx.client_code, lang=ctx.lang,

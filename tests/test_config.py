@@ -36,7 +36,7 @@ def test_unknown_key_names_line_and_allowed(tmp_path):
 
 def test_bad_target_kind(tmp_path):
     p = _write(tmp_path, '[audit]\nname = "x"\n\n[target]\nkind = "elastic"\n')
-    with pytest.raises(ConfigError, match=r"audit.toml:5: no target kind named .elastic.; available: azure, local, sample"):
+    with pytest.raises(ConfigError, match=r"audit.toml:5: no target kind named .elastic.; available: azure, local, pgvector, sample"):
         load_config(p)
 
 

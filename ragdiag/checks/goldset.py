@@ -131,6 +131,7 @@ class Goldset(Check):
         if ctx.has("profiles") and ctx.has("target"):
             run = self._metrics(ctx, v, gs)
             self._refusal(run, spec.threshold("gate_min_reranker_score"), v)
+            self._four_numbers(ctx, run, v)
             if ctx.compare_policy is not None:
                 self._comparison(ctx, run, v)
         else:
@@ -211,6 +212,49 @@ class Goldset(Check):
                 [tuple(round(x, 3) if isinstance(x, float) else x for x in r) for r in rows],
                 note="n_metrics", policy=ctx.policy.name)
         return run
+
+    @staticmethod
+    def _four_numbers(ctx: Any, run: Any, v: Verdict) -> None:
+        """Seed 002's four numbers, each with its sample size (`_four_numbers`); a leak fails."""
+        from ragdiag.checks._acl_probes import AclReader
+        from ragdiag.checks._four_numbers import NUMBERS, four_numbers
+
+        reader = None
+        field = ctx.policy.security_field if ctx.policy is not None else None
+        schema = ctx.target.schema()
+        if field and schema.has_field(field.split("/")[0]):
+            reader = AclReader(ctx, schema.key_field.name, field)
+        f = four_numbers(ctx, run, reader)
+        rows = []
+        for name in NUMBERS:
+            value, n = f.values[name], f.n[name]
+            v.metric(name, round(value, 4) if isinstance(value, float) else value)
+            v.metric(f"{name}_n", n)
+            if value is None:
+                why = ("fn_no_answers" if name in ("answer_accuracy", "refusal_accuracy") and not f.answers_given
+                       else "fn_no_permissions" if name == "permission_leaks" else "fn_no_cases")
+                rows.append((name, v.msg("fn_skipped", reason=v.msg(why)), n, v.msg(f"fn_goal_{name}")))
+            else:
+                rows.append((name, round(value, 3) if isinstance(value, float) else value, n,
+                             v.msg(f"fn_goal_{name}")))
+        v.metric("invalid_citations", f.invalid_citations if f.answers_given else None)
+        v.metric("cases_without_answer", f.unanswered if f.answers_given else None)
+        v.table("four_numbers", "t_four_numbers", ("number", "value", "cases", "goal"), rows,
+                note="n_four_numbers")
+        if f.answers_given and all(f.values[k] is not None for k in NUMBERS):
+            # the headline says the four numbers (otherwise the table says which were skipped and why)
+            v.note("fn_headline", **{k: f.values[k] for k in NUMBERS}, **{f"{k}_n": f.n[k] for k in NUMBERS})
+        if f.leak_rows:
+            v.table("permission_leaks", "t_permission_leaks", ("case", "as_user", "outside_keys", "cited_outside"),
+                    f.leak_rows[:100])
+            v.fail("fn_leaks", n=f.values["permission_leaks"], cases=f.n["permission_leaks"])
+            v.recommend("rec_fn_leaks")
+        if f.invalid_citations:
+            v.warn("fn_invalid_citations", n=f.invalid_citations, cases=f.n["refusal_accuracy"])
+        if f.unanswered:
+            v.warn("fn_unanswered", n=f.unanswered)
+        if f.unknown_ids:
+            v.warn("fn_unknown_ids", n=len(f.unknown_ids), ids=f.unknown_ids[:5])
 
     @staticmethod
     def _refusal(run: Any, gate: float, v: Verdict) -> None:

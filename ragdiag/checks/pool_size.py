@@ -65,6 +65,11 @@ class PoolSize(Check):
                 v.passed("pass_code", n=len(code_pools), min=spec.threshold("min_configured_pool"),
                          where=tuple(code_pools[:3]))
             return
+        if ctx.supports("sql_probes"):  # the candidates are the client's SQL LIMIT, no semantic ranker
+            from ragdiag.checks._sql_clauses import judge_sql_pool
+
+            judge_sql_pool(ctx, spec, v)
+            return
         self._runtime(ctx, spec, v, code_pools)
 
     # ---- client code: the pool each call site can put into fusion ----------------------------------------

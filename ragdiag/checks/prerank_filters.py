@@ -113,6 +113,11 @@ class PrerankFilters(Check):
 
         warn_any = bool(spec.threshold("warn_any_nonrelevance_clause"))
         v.nothing_observed("no_filter_clause")
+        if ctx.supports("sql_probes"):  # the filters are the client's SQL WHERE clauses
+            from ragdiag.checks._sql_clauses import judge_sql_clauses
+
+            judge_sql_clauses(ctx, spec, v, classify, roles, security, SUSPICIOUS)
+            return
 
         sites = profile_sites(policy, role_of)
         rows = [(_source(v, s), s.profile if s.vq is None else v.msg("cell_profile_where", profile=s.profile,

@@ -26,6 +26,7 @@ from ragdiag.codescan.python_resolve import PyResolver
 from ragdiag.codescan.python_results import ResultsPass
 from ragdiag.codescan.python_retrieval import DelegatedSites
 from ragdiag.codescan.python_sites import SearchSites
+from ragdiag.codescan.python_sql import SqlSimilaritySites
 from ragdiag.codescan.python_strings import StringSites, is_string_expr
 from ragdiag.codescan.values import Val, export
 
@@ -86,6 +87,10 @@ def _security_offsets(source: str, low: str) -> list[int]:
     return C.security_offsets(source, low)
 
 
+_SQL_EXEC_WORDS = (".execute(", ".executemany(", ".fetch(", ".fetchrow(", ".fetchval(", ".fetch_all(",
+                   ".fetch_one(", "exec_driver_sql(")
+
+
 def _interesting_lines(source: str) -> list[int]:
     """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator."""
     low = source.lower()
@@ -96,6 +101,12 @@ def _interesting_lines(source: str) -> list[int]:
             offsets.add(i)
             i = low.find(word, i + 1)
     offsets.update(_security_offsets(source, low))
+    if any(op in source for op in ("<->", "<=>", "<#>")):  # the calls that run an SQL similarity query
+        for word in _SQL_EXEC_WORDS:
+            i = low.find(word)
+            while i != -1:
+                offsets.add(i)
+                i = low.find(word, i + 1)
     if not offsets:
         return []
     starts = [0]
@@ -106,10 +117,8 @@ def _interesting_lines(source: str) -> list[int]:
     return sorted({bisect.bisect_right(starts, off) for off in offsets})
 
 
-
-
-
-class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, AclPass, ResultsPass, AgentsPass):
+class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilaritySites, AclPass, ResultsPass,
+                 AgentsPass):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
     def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
@@ -295,6 +304,7 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, AclPass, Re
             self._prompt(name, value, func, cls)
         self._citations()
         self._delegated_pass()
+        self._sql_pass()
         self._acl_pass()
         self._results_pass()
         self._agents_pass()

@@ -72,7 +72,8 @@ class AuditContext:
                  query_log: Any = None, identities: dict[str, Any] | None = None,
                  client_code: Path | None = None, lang: str = "en",
                  entities: Callable[[str], Sequence[str]] | None = None,
-                 log: Callable[[str], None] | None = None, budgets: dict[str, Any] | None = None) -> None:
+                 log: Callable[[str], None] | None = None, budgets: dict[str, Any] | None = None,
+                 answers: Any = None) -> None:
         self.config = config
         self.target = target
         self.runner = runner
@@ -80,6 +81,7 @@ class AuditContext:
         self.compare_policy = compare_policy
         self.goldset = goldset
         self.query_log = query_log
+        self.answers = answers  # the client's answers to the goldset (ragdiag.inputs.answers), or None
         self.identities = identities or {}
         self.client_code = client_code
         self.lang = lang

@@ -30,7 +30,8 @@ DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
 _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
 _AUDIT = ("name", "client", "system", "language")
-_INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "query_log", "client_code",
+_INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "answers", "query_log",
+           "client_code",
            "checklist", "entities")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
@@ -94,6 +95,7 @@ class AuditConfig:
     # TREC topics, the questions of a TREC qrels goldset: [inputs] topics (goldset_topics, the
     # key's first name, is still read)
     goldset_topics: Path | None = None
+    answers: Path | None = None  # the client's system run over the goldset (ragdiag.inputs.answers)
     query_log: Path | None = None
     client_code: Path | None = None
     checklist: Path | None = None
@@ -115,7 +117,7 @@ class AuditConfig:
             "config": str(self.path), "name": self.name, "client": self.client, "system": self.system,
             "target": self.target.describe() if self.target is not None else None,
             "profiles": _s(self.profiles), "compare_profiles": _s(self.compare_profiles),
-            "goldset": _s(self.goldset), "goldset_topics": _s(self.goldset_topics), "query_log": _s(self.query_log),
+            "goldset": _s(self.goldset), "goldset_topics": _s(self.goldset_topics), "answers": _s(self.answers), "query_log": _s(self.query_log),
             "client_code": _s(self.client_code), "identities": sorted(self.identities),
         }
 
@@ -151,7 +153,8 @@ def load_config(path: str | Path) -> AuditConfig:
         t = d.get(name, {})
         if not isinstance(t, Mapping):
             raise tf.error(f"'{name}' must be a table ([{name}])", "", name)
-        if name == "target" and ("api_key" in t or "key" in t):
+        # `key` names the key column of a pgvector table; elsewhere it would be a secret
+        if name == "target" and ("api_key" in t or ("key" in t and t.get("kind") != "pgvector")):
             raise tf.error("never write a key into the config: name the environment variable that "
                            "holds it with api_key_env = \"AZURE_SEARCH_API_KEY\"", "target",
                            "api_key" if "api_key" in t else "key")
@@ -255,6 +258,7 @@ def load_config(path: str | Path) -> AuditConfig:
         compare_profiles=path_of(inputs, "inputs", "compare_profiles"),
         goldset=path_of(inputs, "inputs", "goldset"),
         goldset_topics=_topics(tf, inputs, path_of),
+        answers=path_of(inputs, "inputs", "answers"),
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
         checklist=path_of(inputs, "inputs", "checklist"),

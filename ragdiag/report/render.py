@@ -506,6 +506,9 @@ def _meta_rows(result: Any, lang: str, *, client: str, system: str, name: str, s
     kind = (cfg.get("target") or {}).get("kind")
     if kind and target:
         target = f"{target} ({kind})"
+    server = (meta.get("target_info") or {}).get("server_version")
+    if server and target:  # a database target: what the server said it is (SELECT version())
+        target = f"{target}; {server}"
     rows = [
         ("client", client or cfg.get("client") or "–"),
         ("system", system or cfg.get("system") or "–"),

@@ -9,7 +9,9 @@ Targets are read-only. Every target has `name`, `capabilities`, `fingerprint()`,
 - ``get_document``: `get_document(key, select)` reads one record by key;
 - ``security_values``: `security_values(keys, field)` returns each key's security values
   even when the field is not retrievable (the local index reads its own records);
-- ``stages``: traces carry the keyword leg, vector legs and the fused pool (not only hits).
+- ``stages``: traces carry the keyword leg, vector legs and the fused pool (not only hits);
+- ``sql_probes``: the target runs the client's own SQL (`template` with its WHERE clauses and
+  LIMIT) and answers variants of it: `probe(request, drop=, limit=)`, `stage_counts(request)`.
 
 `fingerprint()` identifies what the target would answer (index content, search
 semantics, reranker): the runner's trace cache is keyed by it, so a changed index never
@@ -26,9 +28,9 @@ from ragdiag.model.schema import IndexSchema
 
 __all__ = ["CAPABILITIES", "Target", "missing_members"]
 
-CAPABILITIES: tuple[str, ...] = ("documents", "get_document", "security_values", "stages")
+CAPABILITIES: tuple[str, ...] = ("documents", "get_document", "security_values", "stages", "sql_probes")
 _CAPABILITY_METHODS: Mapping[str, str] = {"documents": "iter_documents", "get_document": "get_document",
-                                          "security_values": "security_values"}
+                                          "security_values": "security_values", "sql_probes": "probe"}
 
 
 @runtime_checkable

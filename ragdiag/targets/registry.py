@@ -3,7 +3,7 @@
 Each kind owns its ``[target]`` keys: it validates them when the config loads (errors carry
 the config's file and line) and opens the target when the audit starts. Built-in kinds are
 ``sample`` (the embedded Muster AG index), ``local`` (a FAISS + BM25 hybrid over your
-records) and ``azure`` (a live index). Plugins join through the entry-point group
+records), ``azure`` (a live index) and ``pgvector`` (the client's SQL on PostgreSQL + pgvector). Plugins join through the entry-point group
 ``ragdiag.targets`` (name = kind, value = a `TargetKind` class or instance), loaded lazily
 on the first lookup of an unknown kind.
 """
@@ -28,6 +28,7 @@ _BUILTIN = {
     "sample": "ragdiag.sample.kind:SampleKind",
     "local": "ragdiag.targets.local.kind:LocalKind",
     "azure": "ragdiag.targets.azure.kind:AzureKind",
+    "pgvector": "ragdiag.targets.pgvector.kind:PgvectorKind",
 }
 
 

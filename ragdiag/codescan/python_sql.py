@@ -1,0 +1,162 @@
+"""SQL similarity call sites in Python (psycopg, asyncpg, SQLAlchemy `text()`): where their groups come from.
+
+A retrieval query with ``<=>`` / ``<->`` / ``<#>`` trims permissions in its WHERE when a clause
+on a security-named column (``allowed_groups && %(groups)s::text[]``) binds the caller's
+groups. What decides whether that trimming holds is the bound value: taken from the login
+session (``session["user"]["groups"]``, ``current_user.groups``, a validated token) it does;
+taken from the request (``request.get_json()["groups"]``, ``body.groups``) the caller picks
+its own groups. For every ``execute`` / ``fetch`` / ``fetchrow`` / ``fetchval`` / SQLAlchemy
+``execute(text(...))`` of such a query this pass finds the placeholder of the security clause
+(``%(name)s``, ``:name``, ``$n``, ``%s`` / ``?`` by position), the argument bound to it, and
+follows that value through local assignments and, when it is a parameter of the function,
+to the callers in the same file (one hop). It records an `AclSite` (``sql_where``) per site
+and a `FailOpen` (``ids_from_request``) when the groups come from the request. Values from
+other files are not followed: their origin is reported as unknown.
+
+A mixin of the Python file scanner.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.model import AclSite, FailOpen
+from ragdiag.codescan.python_index import callee_name, unparse
+
+__all__ = ["SqlSimilaritySites", "security_placeholder", "value_origin"]
+
+SQL_EXEC = ("execute", "executemany", "fetch", "fetchrow", "fetchval", "fetch_all", "fetch_one",
+            "exec_driver_sql")
+_SIMILARITY = re.compile(r"<->|<=>|<#>|cosine_distance")
+_SECURITY_COL = re.compile(r"\b\w*(group|acl|allowed|permission|role|user_ids|tenant)\w*\b", re.I)
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s|(?<![:\w]):([A-Za-z_]\w*)|\$(\d+)|%s|\?")
+_SESSION = re.compile(r"\bsession\b|current_user|\bg\.user|\btoken\b|claims|identity|\bauth\w*|\blogin\b|"
+                      r"request\.user\b|request\.state\.user", re.I)
+_LOGIN_ON_REQUEST = re.compile(r"request\.(state\.)?user\b|request\.auth\b")
+_WHERE = re.compile(r"\bwhere\b(.*?)(?:\bgroup\s+by\b|\border\s+by\b|\blimit\b|$)", re.I | re.S)
+
+
+def security_placeholder(sql: str) -> tuple[str, str, int | None] | None:
+    """(clause, placeholder name or "", positional index) of the WHERE's security clause, or None."""
+    m = _WHERE.search(sql)
+    if not m:
+        return None
+    for clause in re.split(r"\band\b", m.group(1), flags=re.I):
+        if not _SECURITY_COL.search(clause):
+            continue
+        p = _PLACEHOLDER.search(clause)
+        if p is None:
+            continue
+        if p.group(1) or p.group(2):
+            return " ".join(clause.split()), p.group(1) or p.group(2), None
+        if p.group(3):
+            return " ".join(clause.split()), "", int(p.group(3)) - 1
+        before = sql[:m.start(1)] + m.group(1)[:m.group(1).find(clause)]
+        index = sum(1 for x in _PLACEHOLDER.finditer(before) if x.group(0) in ("%s", "?"))
+        return " ".join(clause.split()), "", index
+    return None
+
+
+def value_origin(texts: list[str]) -> str:
+    """``request`` when any text reads request data, ``session`` when it reads the login, else ``unknown``."""
+    # the authenticated user a framework hangs on the request (Django's request.user) is the login
+    plain = [t for t in texts if not _LOGIN_ON_REQUEST.search(t)]
+    if any(C.CLIENT_DATA_RE.search(t) or C.is_request_expr(t) for t in plain):
+        return "request"
+    if len(plain) < len(texts):
+        return "session"
+    if any(_SESSION.search(t) for t in texts):
+        return "session"
+    return "unknown"
+
+
+class SqlSimilaritySites:
+    """The groups bound into SQL similarity queries (mixed into `PyFileScan`)."""
+
+    def _sql_pass(self) -> None:
+        for call, qual, func, cls in self.calls:
+            last = callee_name(call) or ""
+            if last not in SQL_EXEC or not call.args:
+                continue
+            sql_node = call.args[0]
+            if isinstance(sql_node, ast.Call) and (callee_name(sql_node) or "") == "text" and sql_node.args:
+                sql_node = sql_node.args[0]
+            v = self.r.resolve(sql_node, self.ctx(func, cls))
+            sql, _ = C.text_of(v, "python")
+            if not sql or not _SIMILARITY.search(sql):
+                continue
+            found = security_placeholder(sql)
+            where = f"{self.rel}:{call.lineno}"
+            if found is None:
+                continue
+            clause, name, index = found
+            node = self._bound_value(call, name, index)
+            texts = self._texts(node, func) if node is not None else []
+            origin = value_origin(texts) if texts else "unknown"
+            shown = texts[-1] if texts else "?"
+            self.out.acl_sites.append(AclSite(
+                file=self.rel, line=call.lineno, function=qual or "<module>", mechanism="sql_where",
+                detail=f"{clause[:120]} <- {shown[:80]} ({origin})", enabled_by="", site=where, language="python"))
+            if origin == "request":
+                self.out.fail_open.append(FailOpen(
+                    file=self.rel, line=call.lineno, function=qual or "<module>", kind="ids_from_request",
+                    evidence=f"{clause[:80]} bound to {shown[:80]}", site=where))
+
+    @staticmethod
+    def _bound_value(call: ast.Call, name: str, index: int | None) -> ast.AST | None:
+        """The argument node bound to the placeholder: a dict entry, a tuple item or an asyncpg argument."""
+        params = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg in ("params", "parameters", "vars", "args")), None)
+        if name:
+            if isinstance(params, ast.Dict):
+                for k, val in zip(params.keys, params.values, strict=True):
+                    if isinstance(k, ast.Constant) and k.value == name:
+                        return val
+            if isinstance(params, ast.Call) and (callee_name(params) or "") == "dict":
+                return next((k.value for k in params.keywords if k.arg == name), None)
+            return next((k.value for k in call.keywords if k.arg == name), None)
+        if index is None:
+            return None
+        if isinstance(params, (ast.Tuple, ast.List)):
+            return params.elts[index] if index < len(params.elts) else None
+        rest = call.args[1:]  # asyncpg: conn.fetch(sql, a, b) binds $1, $2
+        return rest[index] if index < len(rest) else None
+
+    def _texts(self, node: ast.AST, func: Any) -> list[str]:
+        """The value's text, its local assignments and, for a parameter, the callers' arguments (one hop)."""
+        texts = [unparse(node, 200)]
+        if not isinstance(node, ast.Name) or func is None:
+            return texts
+        texts += self._assigned(node.id, func)
+        args = [a.arg for a in func.args.posonlyargs + func.args.args]
+        if node.id in args and len(texts) == 1:
+            pos = args.index(node.id)
+            for call, _qual, caller, _cls in self.calls:
+                if callee_name(call) != func.name:
+                    continue
+                shift = 1 if args and args[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+                arg = next((k.value for k in call.keywords if k.arg == node.id), None)
+                if arg is None and 0 <= pos - shift < len(call.args):
+                    arg = call.args[pos - shift]
+                if arg is not None:
+                    texts.append(unparse(arg, 200))
+                    if isinstance(arg, ast.Name) and caller is not None:
+                        texts += self._assigned(arg.id, caller)
+        return texts
+
+    def _assigned(self, name: str, func: Any) -> list[str]:
+        assigns, _ = self.mod.locals_of(func)
+        out = []
+        for e in assigns.get(name, ()):
+            if e.value is None:
+                continue
+            out.append(unparse(e.value, 200))
+            root = e.value
+            while isinstance(root, (ast.Subscript, ast.Attribute)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id != name:  # body["groups"] where body = request.get_json()
+                out += [unparse(x.value, 200) for x in assigns.get(root.id, ()) if x.value is not None]
+        return out

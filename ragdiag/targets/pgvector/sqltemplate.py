@@ -1,0 +1,269 @@
+"""The client's retrieval SQL as a template: named parameters, its WHERE clauses, its LIMIT.
+
+A small tokenizer rather than a SQL grammar (sqlglot is on PyPI and was considered): probes
+must run the client's SQL *verbatim* except for the one part they change, and a parser that
+re-renders the statement would rewrite casts, operators and spacing the client wrote (pgvector's
+``<=>`` is MySQL's null-safe equality in general-purpose SQL grammars). The tokenizer only has to
+know what can hide a keyword: quoted strings (``'...'`` with doubled quotes, ``E'...'``),
+quoted identifiers, dollar-quoted bodies, comments and parentheses. On that it finds
+
+- named parameters ``:name`` (not ``::cast``), bound as psycopg ``%(name)s``;
+- the top-level WHERE and its top-level AND clauses (``BETWEEN a AND b`` kept whole; a
+  top-level OR makes the whole WHERE one clause, since its parts cannot be dropped alone);
+- the top-level LIMIT and its value (a number or a parameter).
+
+Clauses inside parentheses (sub-selects, CTEs) are never split: only the outer statement's
+WHERE is the retrieval filter a probe may drop.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragdiag.errors import ConfigError
+
+__all__ = ["PARAMETERS", "SqlTemplate", "WhereClause"]
+
+#: the named parameters ragdiag binds
+PARAMETERS = ("embedding", "groups", "limit", "query_text", "now")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_END_OF_WHERE = ("group", "having", "order", "limit", "offset", "window", "fetch", "for", "union",
+                 "intersect", "except")
+
+
+@dataclass(frozen=True)
+class WhereClause:
+    """One top-level AND clause of the WHERE: its text and where it sits in the template."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m.group(1) for m in _PARAM.finditer(_blank_quoted(self.text))))
+
+
+_PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+
+def _blank_quoted(sql: str) -> str:
+    """`sql` with strings, quoted identifiers and comments blanked (same length), parentheses kept."""
+    out = list(sql)
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        start = i
+        if c == "-" and sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "/" and sql.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if sql.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif sql.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            if depth:
+                raise ConfigError("the SQL template has an unterminated /* comment")
+        elif c in "'\"":
+            i += 1
+            while True:
+                j = sql.find(c, i)
+                if j < 0:
+                    raise ConfigError(f"the SQL template has an unterminated {c} quote starting at "
+                                      f"character {start + 1}")
+                if sql.startswith(c * 2, j):
+                    i = j + 2
+                    continue
+                i = j + 1
+                break
+        elif c == "$":
+            m = re.match(r"\$([A-Za-z_]\w*)?\$", sql[i:])
+            if m and not (i and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+                tag = m.group(0)
+                j = sql.find(tag, i + len(tag))
+                if j < 0:
+                    raise ConfigError(f"the SQL template has an unterminated {tag} quote")
+                i = j + len(tag)
+            else:
+                i += 1
+                continue
+        else:
+            i += 1
+            continue
+        for k in range(start, i):
+            if out[k] not in "\n":
+                out[k] = " "
+    return "".join(out)
+
+
+def _top_words(blank: str) -> list[tuple[str, int, int]]:
+    """(lower-cased word, start, end) of every word at parenthesis depth 0."""
+    words, depth = [], 0
+    i, n = 0, len(blank)
+    while i < n:
+        c = blank[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                raise ConfigError("the SQL template has an unbalanced ')'")
+        elif c.isalpha() or c == "_":
+            m = _WORD.match(blank, i)
+            assert m is not None
+            if depth == 0 and not (i and blank[i - 1] in ".:"):
+                words.append((m.group(0).lower(), m.start(), m.end()))
+            i = m.end()
+            continue
+        i += 1
+    if depth:
+        raise ConfigError("the SQL template has an unbalanced '('")
+    return words
+
+
+class SqlTemplate:
+    """A parsed retrieval query: render it for psycopg, and the probe variants of it."""
+
+    def __init__(self, sql: str) -> None:
+        text = sql.strip()
+        while True:  # a trailing ';' (and comments after it) ends the one statement
+            blank = _blank_quoted(text)
+            semi = blank.rfind(";")
+            if semi < 0 or blank[semi + 1:].strip():
+                break
+            text = text[:semi].rstrip()
+        if not text:
+            raise ConfigError("the SQL template is empty")
+        self.sql = text
+        blank = _blank_quoted(text)
+        if ";" in blank:
+            raise ConfigError("the SQL template holds more than one statement (a ';' inside it); "
+                              "give the one retrieval SELECT")
+        words = _top_words(blank)
+        first = words[0][0] if words else ""
+        if first not in ("select", "with"):
+            raise ConfigError(f"the SQL template must be a SELECT (or WITH ... SELECT), it starts with "
+                              f"{first or text[:20]!r}")
+        positional = re.search(r"\$\d+|%s", blank)  # (a bare ? is jsonb's key operator in PostgreSQL)
+        if positional:
+            raise ConfigError(f"the SQL template uses the positional parameter {positional.group(0)!r}: name it "
+                              "(:embedding for the question's embedding, :groups for the user's groups, :limit, "
+                              ":query_text, :now) so ragdiag knows what to bind")
+        self.parameters = tuple(dict.fromkeys(m.group(1) for m in _PARAM.finditer(blank)))
+        unknown = [p for p in self.parameters if p not in PARAMETERS]
+        if unknown:
+            raise ConfigError(f"the SQL template uses unknown parameter(s) {', '.join(':' + p for p in unknown)}; "
+                              f"ragdiag binds {', '.join(':' + p for p in PARAMETERS)}")
+        if "embedding" not in self.parameters and "query_text" not in self.parameters:
+            raise ConfigError("the SQL template binds neither :embedding nor :query_text: it cannot depend "
+                              "on the question")
+        wheres = [w for w in words if w[0] == "where"]
+        if len(wheres) > 1:
+            raise ConfigError("the SQL template has more than one top-level WHERE (UNION?); ragdiag probes "
+                              "one: move the legs into CTEs")
+        self.clauses: tuple[WhereClause, ...] = ()
+        self._where: tuple[int, int] | None = None  # span of the WHERE keyword through its last clause
+        if wheres:
+            _w, ws, we = wheres[0]
+            end = next((s for w, s, _e in words if s > we and w in _END_OF_WHERE), len(text))
+            self._where = (ws, end)
+            self.clauses = self._split(text, blank, words, we, end)
+        self._limit: tuple[int, int] | None = None
+        limits = [w for w in words if w[0] == "limit"]
+        if limits:
+            _l, _ls, le = limits[-1]
+            m = re.match(r"\s*(\d+|:[A-Za-z_]\w*|all\b)", blank[le:], re.I)
+            if not m:
+                raise ConfigError("the SQL template's LIMIT is neither a number nor a :parameter")
+            self._limit = (le + m.start(1), le + m.end(1))
+
+    @staticmethod
+    def _split(text: str, blank: str, words: list[tuple[str, int, int]], start: int,
+               end: int) -> tuple[WhereClause, ...]:
+        inner = [w for w in words if start <= w[1] < end]
+        if any(w == "or" for w, _s, _e in inner):
+            return (WhereClause(0, text[start:end].strip(), start, end),)
+        cuts, between = [], False
+        for w, s, e in inner:
+            if w == "between":
+                between = True
+            elif w == "and":
+                if between:
+                    between = False
+                else:
+                    cuts.append((s, e))
+        out, pos = [], start
+        for s, e in cuts + [(end, end)]:
+            piece = text[pos:s]
+            lead = len(piece) - len(piece.lstrip())
+            out.append(WhereClause(len(out), piece.strip(), pos + lead, pos + lead + len(piece.strip())))
+            pos = e
+        return tuple(out)
+
+    # ---- what the template says -------------------------------------------------------------
+    @property
+    def limit(self) -> int | str | None:
+        """The LIMIT: a number, ``":name"`` for a parameter, or None (no LIMIT)."""
+        if self._limit is None:
+            return None
+        v = self.sql[self._limit[0]:self._limit[1]]
+        return int(v) if v.isdigit() else (v if v.startswith(":") else None)
+
+    @property
+    def select_list(self) -> str:
+        """The outer SELECT's column list (comments and strings blanked)."""
+        blank = _blank_quoted(self.sql)
+        words = _top_words(blank)
+        sel = next((e for w, _s, e in words if w == "select"), 0)
+        end = next((s for w, s, _e in words if w == "from" and s > sel), len(blank))
+        return blank[sel:end]
+
+    def clause_for(self, column: str) -> WhereClause | None:
+        """The first WHERE clause naming `column` (as a whole word)."""
+        pat = re.compile(rf"(?<![\w.]){re.escape(column)}(?!\w)|\.{re.escape(column)}(?!\w)", re.I)
+        return next((c for c in self.clauses if pat.search(_blank_quoted(c.text))), None)
+
+    # ---- variants ---------------------------------------------------------------------------
+    def without(self, *indices: int) -> str:
+        """The template with the WHERE clauses `indices` dropped (the WHERE too when none is left)."""
+        if self._where is None or not indices:
+            return self.sql
+        keep = [c.text for c in self.clauses if c.index not in indices]
+        ws, we = self._where
+        where = f"WHERE {' AND '.join(keep)} " if keep else ""
+        return self.sql[:ws] + where + self.sql[we:].lstrip()
+
+    def with_limit(self, limit: int) -> str:
+        """The template with its LIMIT set to `limit` (added when it has none)."""
+        if self._limit is None:
+            return f"{self.sql}\nLIMIT {int(limit)}"
+        s, e = self._limit
+        return self.sql[:s] + str(int(limit)) + self.sql[e:]
+
+    def count_matching(self, drop: tuple[int, ...] = ()) -> str:
+        """A count of the rows the template's WHERE admits (clauses `drop` dropped), before its LIMIT."""
+        sql = SqlTemplate(self.without(*drop)) if drop else self
+        body = sql.sql
+        blank = _blank_quoted(body)
+        words = _top_words(blank)
+        cut = next((s for w, s, _e in words if w in ("order", "limit", "offset", "fetch")), len(body))
+        return f"SELECT count(*) FROM ({body[:cut].rstrip()}) AS ragdiag_probe"
+
+    @staticmethod
+    def to_psycopg(sql: str) -> str:
+        """`sql` with ``:name`` as ``%(name)s`` and literal ``%`` doubled (outside strings: inside too, psycopg
+        reads every ``%``)."""
+        blank = _blank_quoted(sql)
+        out, pos = [], 0
+        for m in _PARAM.finditer(blank):
+            out.append(sql[pos:m.start()].replace("%", "%%"))
+            out.append(f"%({m.group(1)})s")
+            pos = m.end()
+        out.append(sql[pos:].replace("%", "%%"))
+        return "".join(out)
