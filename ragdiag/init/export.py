@@ -222,17 +222,15 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
                      f"{' + '.join(text_sources)} with the bundled all-MiniLM-L6-v2 into the same fields "
                      "instead (the exported vectors are not copied), so vector scores are MiniLM's, not yours")
     records = [{k: v for k, v in obj.items() if k not in vector_names} for _, obj in rows]
-    role_map = {r: getattr(roles, a) for r, a in (("document", "doc_id"), ("parent", "parent_id"),
-                                                  ("page", "page"), ("position", "position"),
-                                                  ("section", "section_title"), ("title", None),
-                                                  ("content", "content")) if a and getattr(roles, a)}
-    if title:
-        role_map["title"] = title
+    role_map, unread = _roles(schema, roles, title)
+    if unread:
+        notes.append("the current chunk analysis detects its fields by name and does not read "
+                     + ", ".join(f"`{f}` as {r}" for r, f in unread.items())
+                     + ": rename them in the export, or name them once field roles are configurable")
     missing = [r for r in ("document", "page", "position") if r not in role_map]
     if missing:
         notes.append(f"no field was recognised as {', '.join(missing)}: the chunk analysis cannot read "
-                     "those from the records (rename the fields, or tell ragdiag which ones they are once "
-                     "field roles are configurable)")
+                     "those from the records")
     search = [n for n in schema.searchable_fields]
     sem = schema.semantic_configurations[0].name if schema.semantic_configurations else None
     template = [{"id": f"case-{n:03d}", "question": f"TODO: a question answered by record {obj[key]!r}",
@@ -240,12 +238,50 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     notes.append("there are no questions yet: fill in goldset.template.yaml, rename it to goldset.yaml and "
                  "uncomment it in audit.toml")
     security = schema.security_fields
-    identities: dict[str, list[str]] = {}
+    identities = _identities(security[0].name, records) if security else {}
     if security:
-        notes.append(f"`{security[0].name}` looks like a security field: add the identities your users have to "
-                     "[identities] in audit.toml and set as_user in the goldset")
+        notes.append(f"`{security[0].name}` looks like a security field: [identities] in audit.toml drafts one "
+                     f"user per group seen ({len(identities)}); replace them with your real users and their "
+                     "groups, and set as_user in the goldset")
     return Draft(route="records", source=source, schema=schema, language=code, language_note=note,
                  policy=local_policy(schema, search, vector_names[0] if vector_names else VECTOR_FIELD, sem),
                  records=records, vector_sources={v: text_sources for v in vector_names or [VECTOR_FIELD]},
                  template=template, identities=identities, roles=role_map, notes=notes,
                  counts={"records": len(records), "fields": len(schema.fields)})
+
+
+_EXTRA_ROLE_NAMES = {"document": ("sourcefile", "source_file", "source", "filename", "file_name", "file",
+                                  "document", "document_name", "doc_name", "path"),
+                     "page": ("sourcepage", "source_page", "page_label", "pageno"),
+                     "position": ("chunk", "chunk_id_in_doc", "index"),
+                     "section": ("section_name", "heading_title", "subtitle")}
+MAX_DRAFT_IDENTITIES = 5
+
+
+def _roles(schema: IndexSchema, roles: Any, title: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(role -> field) as inferred, and the roles the chunk analysis's name detection misses."""
+    read = {r: getattr(roles, a) for r, a in (("document", "doc_id"), ("parent", "parent_id"), ("page", "page"),
+                                              ("position", "position"), ("section", "section_title"),
+                                              ("content", "content")) if getattr(roles, a)}
+    out, unread = dict(read), {}
+    names = {f.name.lower(): f.name for f in schema.fields if not f.is_vector and not f.key}
+    for role, cands in _EXTRA_ROLE_NAMES.items():
+        if role in out:
+            continue
+        hit = next((names[c] for c in cands if c in names), None)
+        if hit:
+            out[role] = unread[role] = hit
+    if title:
+        out["title"] = title
+    return out, unread
+
+
+def _identities(field: str, records: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """One drafted user per group value seen (at most `MAX_DRAFT_IDENTITIES`), so the ACL probes can run."""
+    groups: list[str] = []
+    for r in records:
+        v = r.get(field)
+        for g in v if isinstance(v, list) else [v] if isinstance(v, str) else []:
+            if isinstance(g, str) and g.strip() and g not in groups:
+                groups.append(g)
+    return {f"member-of-{g}": [g] for g in groups[:MAX_DRAFT_IDENTITIES]}
