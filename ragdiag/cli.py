@@ -546,7 +546,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     started = time.perf_counter()
 
     def warn(msg: str) -> None:
-        err.print(msg, markup=False, highlight=False, style="yellow")
+        err.print(msg, markup=False, highlight=False, style="yellow", soft_wrap=True)
 
     options = {k: getattr(args, k) for k in ("beir", "split", "trec_docs", "trec_topics", "qrels", "documents",
                                             "records", "schema", "azure_endpoint", "azure_index", "api_key_env",

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from ragdiag.errors import ConfigError
 from ragdiag.init.draft import Draft
-from ragdiag.init.profiles import azure_policy
 from ragdiag.init.lang import LANGUAGES
+from ragdiag.init.profiles import azure_policy
 
 TEMPLATE_CASES = 3
 

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragdiag.model.schema import STRING, VECTOR, Field, IndexSchema, SemanticConfiguration, VectorSearchProfile
+from ragdiag.model.schema import (
+    STRING,
+    VECTOR,
+    Field,
+    IndexSchema,
+    SemanticConfiguration,
+    VectorSearchProfile,
+)
 
 EMBED_DIMENSIONS = 384  # the bundled all-MiniLM-L6-v2
 VECTOR_FIELD = "content_vector"

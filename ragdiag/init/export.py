@@ -20,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import InputDataError
-from ragdiag.init.draft import EMBED_DIMENSIONS, VECTOR_FIELD, VECTOR_PROFILE, Draft, hnsw_profile, index_name
-from ragdiag.init.draft import text_field, vector_field
+from ragdiag.init.draft import (
+    EMBED_DIMENSIONS,
+    VECTOR_FIELD,
+    VECTOR_PROFILE,
+    Draft,
+    hnsw_profile,
+    index_name,
+    text_field,
+    vector_field,
+)
 from ragdiag.init.keys import is_valid_key
 from ragdiag.init.lang import choose_language
 from ragdiag.init.profiles import local_policy
