@@ -139,7 +139,7 @@ def infer_schema(rows: list[tuple[int, dict[str, Any]]], path: Path, language: s
             fields.append(Field(n, STRING, key=True, filterable=True))
         elif t == "vector":
             vectors.append(n)
-            fields.append(replace(vector_field(n)))
+            fields.append(vector_field(n))
         elif t == STRING and (avg[n] >= SEARCHABLE_MIN_CHARS or n.lower() in TITLE_NAMES):
             fields.append(replace(text_field(n, language), filterable=False))
         elif t == STRING:
@@ -173,7 +173,7 @@ def _key_field(names: list[str], types: dict[str, str], rows: list[tuple[int, di
                          "in every record; give --schema with the key field", path=str(path))
 
 
-def _local_vectors(schema: IndexSchema, sources: list[str]) -> IndexSchema:
+def _local_vectors(schema: IndexSchema) -> IndexSchema:
     """The schema with every vector field re-dimensioned for the bundled embedder (MiniLM, 384)."""
     fields = tuple(replace(f, dimensions=EMBED_DIMENSIONS, vector_profile=VECTOR_PROFILE) if f.is_vector else f
                    for f in schema.fields)
@@ -223,7 +223,7 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     title = next((f.name for f in schema.fields if f.name.lower() in TITLE_NAMES and f.searchable), None)
     text_sources = [title, content] if title else [content]
     vector_names = [f.name for f in schema.vector_fields]
-    schema = _local_vectors(schema, text_sources)
+    schema = _local_vectors(schema)
     if exported:
         notes.append(f"the export holds precomputed vectors in {', '.join(exported)} from an embedder ragdiag "
                      "cannot run on the questions: the local imitation embeds "

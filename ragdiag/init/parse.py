@@ -15,8 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragdiag.errors import MissingDependencyError
-
 Sections = list[dict[str, Any]]
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
             ".html": "html", ".htm": "html", ".pdf": "pdf"}
@@ -143,10 +141,7 @@ _BLOCKS = ("h1", "h2", "h3", "h4", "h5", "h6", "p", "ul", "ol", "table", "pre", 
 
 
 def parse_html(text: str) -> tuple[str, Sections]:
-    try:
-        from bs4 import BeautifulSoup
-    except ImportError as exc:  # pragma: no cover - a declared dependency of the documents route
-        raise MissingDependencyError("reading HTML needs beautifulsoup4: pip install 'ragdiag[documents]'") from exc
+    from bs4 import BeautifulSoup  # ragdiag[local]
 
     soup = BeautifulSoup(text, "html.parser")
     for tag in soup(["script", "style", "nav", "header", "footer", "noscript", "template"]):
@@ -186,10 +181,7 @@ def _page_paragraphs(text: str) -> list[str]:
 
 
 def parse_pdf(path: Path) -> tuple[str, Sections]:
-    try:
-        from pypdf import PdfReader
-    except ImportError as exc:
-        raise MissingDependencyError("reading PDF needs pypdf: pip install 'ragdiag[documents]'") from exc
+    from pypdf import PdfReader  # ragdiag[local]
 
     reader = PdfReader(str(path))
     starts: dict[int, str] = {}
