@@ -111,6 +111,16 @@ def readme(draft: Draft, outdir: Path) -> str:
         out += ["", "## Field roles inferred", "", "| role | field |", "|---|---|",
                 *[f"| {r} | `{f}` |" for r, f in draft.roles.items()],
                 "", "Check them: the chunk analysis reads documents, pages and positions from these fields."]
+    out += ["", "## What to edit", "",
+            "- `profiles.toml`: make each profile search as your system does (search fields, `top`, vector `k`, "
+            "filters, the semantic configuration) and map your question intents in `[routes]`"
+            + ("; switch `[routes] default` to `keyword` or `vector` to measure one leg alone"
+               if draft.records is not None else ""),
+            "- `audit.toml`: `[identities]` (the users the goldset's `as_user` names, with their groups), "
+            "`[budgets] context_tokens` (the context your system sends the model), `[inputs] client_code` "
+            "(your application's code, for the code checks), `[inputs] query_log`",
+            "- the goldset: " + ("add refusal cases (`expect: refused`) and cases asked as restricted users"
+                                 if draft.cases else "fill in goldset.template.yaml (see its header)")]
     if draft.notes:
         out += ["", "## Read before the first audit", "", *[f"- {n}" for n in draft.notes]]
     return "\n".join(out) + "\n"
