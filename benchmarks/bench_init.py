@@ -63,11 +63,19 @@ def to_beir(beir: Path) -> dict[str, int]:
     return {"documents": len(docs), "topics": len(topics), "judgments": len(rows) - 1}
 
 
-def ragdiag(*args: str, env: dict[str, str], cwd: Path) -> float:
+CPU: dict[str, float] = {}  # CPU seconds (user + system) of each timed subprocess: the load-independent figure
+
+
+def ragdiag(*args: str, env: dict[str, str], cwd: Path, label: str) -> float:
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "ragdiag", *args], env=env, capture_output=True, text=True,
                           cwd=cwd)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[label] = round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"ragdiag {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     return wall
@@ -155,7 +163,7 @@ def main() -> None:
     env = {**os.environ, "RAGDIAG_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}  # this checkout
     result: dict = {"load_start": round(os.getloadavg()[0], 2), "collection": to_beir(beir)}
-    t_init = ragdiag("init", str(out), "--beir", str(beir), "--quiet", env=env, cwd=work)
+    t_init = ragdiag("init", str(out), "--beir", str(beir), "--quiet", env=env, cwd=work, label="init")
     print(f"init: {t_init:.1f} s", flush=True)
     walls, ours = {}, {}
     for leg in LEGS:
@@ -163,16 +171,17 @@ def main() -> None:
         findings = work / f"findings-{leg}.json"
         extra = [] if leg == "hybrid" else ["--checks", "goldset"]
         walls[leg] = ragdiag("audit", str(config), "--json", str(findings), "--fail-on", "never", "--quiet", *extra,
-                             env=env, cwd=work)
+                             env=env, cwd=work, label=f"audit {leg}")
         ours[leg] = goldset_metrics(findings)
         print(f"audit {leg}: {walls[leg]:.1f} s  {ours[leg]}", flush=True)
     t_warm = ragdiag("audit", str(out / "audit.toml"), "--json", str(work / "findings-warm.json"), "--fail-on",
-                     "never", "--quiet", env=env, cwd=work)
+                     "never", "--quiet", env=env, cwd=work, label="warm audit")
     theirs = independent(out, cache)
     result.update({
         "init_s": round(t_init, 1), "first_audit_s": round(walls["hybrid"], 1),
         "init_to_first_findings_s": round(t_init + walls["hybrid"], 1), "warm_full_audit_s": round(t_warm, 1),
         "goldset_only_audit_s": {leg: round(walls[leg], 1) for leg in LEGS[1:]},
+        "cpu_s": dict(CPU), "first_audit_over_warm": round(walls["hybrid"] / t_warm, 1),
         "ragdiag": ours, "independent": theirs,
         "max_abs_difference": max(abs(ours[leg][m] - theirs[leg][m]) for leg in LEGS for m in ours[leg]),
         "load_end": round(os.getloadavg()[0], 2)})
