@@ -367,6 +367,7 @@ def test_a_live_index_gets_one_profile_per_combination_and_no_key_in_any_file(tm
     assert policy.security_field == "group_ids"
     template = yaml.safe_load((out / "goldset.template.yaml").read_text())
     assert template[0]["as_user"] == "TODO-user" and len(template) == 3
+    assert {s["key"] for c in template for s in c["expect_sources"]} <= {"k0", "k1", "k2", "k3"}  # real keys
     for path in out.iterdir():
         assert KEY not in path.read_text()
     assert "integrated vectorizer" in (out / "README.md").read_text()

@@ -1,7 +1,8 @@
 """Route ``--azure-endpoint URL --azure-index NAME``: a live Azure AI Search index, read only.
 
 Reads the index definition (one GET through `ragdiag.targets.azure.AzureTarget`, the client
-the audit uses) and the document count, and drafts one profile per sensible combination of
+the audit uses), the document count and three document keys (one search, for the goldset
+template), and drafts one profile per sensible combination of
 its semantic configurations and vector fields (`ragdiag.init.profiles.azure_policy`), a
 goldset template and, when the index has a security field, identities to fill in. The key is
 read from the environment variable named by ``--api-key-env``; only that name is written.
@@ -27,6 +28,18 @@ def _analyzer_language(schema) -> str | None:
     return langs.pop() if len(langs) == 1 else None
 
 
+def _some_keys(target, key: str) -> list[str]:
+    """A few document keys of the index (one read-only search), so the template names real ones."""
+    from ragdiag.errors import TargetError
+    from ragdiag.model import SearchRequest
+
+    try:
+        trace = target.search(SearchRequest(search="*", top=TEMPLATE_CASES, select=(key,)))
+    except TargetError:
+        return []
+    return [str(k) for k in trace.keys][:TEMPLATE_CASES]
+
+
 def azure_draft(endpoint: str, index: str, *, api_key_env: str | None, credential: str | None, language: str,
                 log: Callable[[str], None], warn: Callable[[str], None]) -> Draft:
     from ragdiag.targets.azure import AzureTarget
@@ -40,6 +53,7 @@ def azure_draft(endpoint: str, index: str, *, api_key_env: str | None, credentia
         log(f"reading the definition of index {index} at {endpoint}")
         schema = target.schema()
         count = target.count()
+        sample_keys = _some_keys(target, schema.key_field.name)
     finally:
         target.close()
     policy, notes = azure_policy(schema)
@@ -55,9 +69,10 @@ def azure_draft(endpoint: str, index: str, *, api_key_env: str | None, credentia
         if language == "auto":
             warn(f"warning: {note}")
     key = schema.key_field.name
-    template = [{"id": f"case-{n:03d}", "question": "TODO: a question your users ask",
-                 "expect_sources": [{"key": f"TODO-a-{key}-of-the-index", "grade": 2}]}
-                for n in range(1, TEMPLATE_CASES + 1)]
+    keys = sample_keys or [f"TODO-a-{key}-of-the-index"] * TEMPLATE_CASES
+    template = [{"id": f"case-{n:03d}", "question": f"TODO: a question your users ask (e.g. one document {k} "
+                                                    "answers)" if sample_keys else "TODO: a question your users ask",
+                 "expect_sources": [{"key": k, "grade": 2}]} for n, k in enumerate(keys, 1)]
     security = schema.security_fields
     if security:
         template[0]["as_user"] = "TODO-user"
