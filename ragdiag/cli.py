@@ -670,6 +670,68 @@ def cmd_goldset_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- init ------------------------------------------------------------------------
+_INIT_ROUTES = {"beir": ("beir",), "trec": ("trec_docs", "trec_topics", "qrels"), "documents": ("documents",),
+                "records": ("records",), "azure": ("azure_endpoint", "azure_index")}
+
+
+def _init_route(args: argparse.Namespace) -> str:
+    """The one route the options name (a partial or a second route is a usage error, exit 2)."""
+    from ragdiag.errors import ConfigError
+
+    given = [r for r, opts in _INIT_ROUTES.items() if any(getattr(args, o) for o in opts)]
+    flags = {r: " ".join("--" + o.replace("_", "-") for o in opts) for r, opts in _INIT_ROUTES.items()}
+    if len(given) != 1:
+        found = "none" if not given else " and ".join(flags[r] for r in given)
+        raise ConfigError("ragdiag init needs exactly one source: " + "; ".join(flags.values())
+                          + f" (found {found})")
+    route = given[0]
+    missing = [o for o in _INIT_ROUTES[route] if not getattr(args, o)]
+    if missing:
+        raise ConfigError(f"{flags[route]} go together; missing: "
+                          + ", ".join("--" + o.replace("_", "-") for o in missing))
+    if args.schema and route != "records":
+        raise ConfigError("--schema goes with --records (the definition of the exported index)")
+    if (args.api_key_env or args.credential) and route != "azure":
+        raise ConfigError("--api-key-env and --credential go with --azure-endpoint and --azure-index")
+    if args.api_key_env and args.credential == "default":
+        raise ConfigError("give either --api-key-env (a query key in that variable) or --credential default")
+    if args.split and route != "beir":
+        raise ConfigError("--split goes with --beir")
+    return route
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Draft an audit folder from a collection, documents, an index export or a live index."""
+    import time
+
+    from ragdiag.init import init_folder
+
+    route = _init_route(args)
+    err = _console(stderr=True)
+    started = time.perf_counter()
+
+    def warn(msg: str) -> None:
+        err.print(msg, markup=False, highlight=False, style="yellow", soft_wrap=True)
+
+    options = {k: getattr(args, k) for k in ("beir", "split", "trec_docs", "trec_topics", "qrels", "documents",
+                                            "records", "schema", "azure_endpoint", "azure_index", "api_key_env",
+                                            "credential")}
+    draft, written = init_folder(args.outdir, route, options, language=args.language, force=args.force,
+                                 log=_log if not args.quiet else (lambda _m: None), warn=warn)
+    con = _console()
+    out = Path(args.outdir)
+    con.print(f"audit folder written to {out} in {time.perf_counter() - started:.1f} s "
+              f"(language {draft.language})", markup=False, highlight=False, soft_wrap=True)
+    for path in written:
+        con.print(f"  {path.name}", markup=False, highlight=False, soft_wrap=True)
+    for note in draft.notes:
+        con.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    con.print(f"next: edit what {out / 'README.md'} lists, then run: ragdiag audit {out / 'audit.toml'}",
+              markup=False, highlight=False, soft_wrap=True)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragdiag", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"ragdiag {__version__}")
@@ -723,6 +785,30 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--plan", action="store_true",
                     help="print how many requests each check will send, then stop (nothing is searched)")
     au.set_defaults(func=cmd_audit)
+
+    it = sub.add_parser("init", help="write a working audit folder from a BEIR or TREC collection, a folder "
+                                     "of documents, an index export or a live Azure index")
+    it.add_argument("outdir", help="the folder to write (new or empty; --force to write into a non-empty one)")
+    it.add_argument("--beir", metavar="DIR", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv")
+    it.add_argument("--split", help="BEIR qrels split (default: test, or the only one)")
+    it.add_argument("--trec-docs", metavar="FILE", help="TREC documents (<DOC><DOCNO>..</DOCNO>..</DOC>)")
+    it.add_argument("--trec-topics", metavar="FILE", help="TREC topics (<top><num>..<title>..)")
+    it.add_argument("--qrels", metavar="FILE", help="TREC qrels (qid iter docno rel)")
+    it.add_argument("--documents", metavar="FOLDER", help="Markdown, text, HTML and PDF files to chunk")
+    it.add_argument("--records", metavar="FILE", help="an index export, one JSON record per line")
+    it.add_argument("--schema", metavar="FILE", help="with --records: the index definition (Azure REST JSON)")
+    it.add_argument("--azure-endpoint", metavar="URL", help="a live Azure AI Search service (read only)")
+    it.add_argument("--azure-index", metavar="NAME", help="with --azure-endpoint: the index to audit")
+    it.add_argument("--api-key-env", metavar="VAR",
+                    help="environment variable holding a query key (default AZURE_SEARCH_API_KEY); only its "
+                         "name is written")
+    it.add_argument("--credential", choices=("default",), help="azure-identity DefaultAzureCredential instead")
+    it.add_argument("--language", choices=("en", "de", "auto"), default="auto",
+                    help="the corpus language (default auto: detected from the corpus, English with a warning "
+                         "when it cannot be)")
+    it.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    it.add_argument("--quiet", action="store_true", help="no progress output")
+    it.set_defaults(func=cmd_init)
 
     rp = sub.add_parser("report", help="the audit as a PDF report (papermill, HTML, WeasyPrint)")
     rp.add_argument("config", nargs="?", help="audit config TOML (default: the embedded sample's)")

@@ -1,0 +1,131 @@
+"""Route ``--documents FOLDER``: Markdown, text, HTML and PDF files chunked into index records.
+
+Every supported file under the folder (`ragdiag.init.parse.SUFFIXES`) is read into sections
+and blocks, the corpus language is chosen, and ragdiag's structure-aware chunker
+(`ragdiag.sample.chunking.structure_aware`: whole sentences, tables and lists never split,
+sections never crossed) cuts the citable chunks. Each chunk keeps its document (``doc_id``,
+``source_file``), section (``section_title``), ``page`` and ``position``. A file that cannot
+be read, or has no text (a scanned PDF), is skipped with a warning and listed in the README.
+There are no questions in a folder of documents: the goldset is a template to fill in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ragdiag.errors import InputDataError, MissingDependencyError
+from ragdiag.init.draft import VECTOR_FIELD, Draft, index_name, local_schema, text_field
+from ragdiag.init.keys import KeyMaker
+from ragdiag.init.lang import choose_language
+from ragdiag.init.parse import SUFFIXES, parse_file
+from ragdiag.init.profiles import local_policy
+from ragdiag.model.schema import BOOLEAN, INT32, STRING, Field
+
+CHUNK_WORDS = 90
+TEMPLATE_CASES = 3
+KEEP = ("key", "doc_id", "parent_id", "title", "section_title", "page", "position", "content", "is_table",
+        "language")
+ROLES = {"document": "doc_id", "page": "page", "position": "position", "section": "section_title",
+         "title": "title", "content": "content"}
+
+
+def find_files(root: Path) -> tuple[list[Path], int]:
+    """Supported files under `root` (sorted, hidden folders skipped) and how many others there were."""
+    found, other = [], 0
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.suffix.lower() in SUFFIXES:
+            found.append(path)
+        else:
+            other += 1
+    return found, other
+
+
+def documents_draft(root: str | Path, *, language: str, log: Callable[[str], None],
+                    warn: Callable[[str], None]) -> Draft:
+    from ragdiag.sample.chunking import structure_aware
+
+    root = Path(root)
+    if not root.is_dir():
+        raise InputDataError("--documents needs a folder of Markdown, text, HTML or PDF files", path=str(root))
+    files, other = find_files(root)
+    if not files:
+        raise InputDataError(f"no {', '.join(sorted(SUFFIXES))} files in the folder", path=str(root))
+    log(f"reading {len(files):,} files from {root}")
+    keys, docs, skipped = KeyMaker(), [], []
+    for i, path in enumerate(files, 1):
+        rel = path.relative_to(root).as_posix()
+        try:
+            title, sections = parse_file(path)
+        except MissingDependencyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one unreadable file must not lose the folder
+            skipped.append(f"{rel}: cannot be read ({type(exc).__name__}: {str(exc)[:120]})")
+            warn(f"warning: skipped {rel}: {type(exc).__name__}: {str(exc)[:120]}")
+            continue
+        if not any(sec["blocks"] for sec in sections):
+            why = "no text layer (a scanned PDF needs OCR first)" if path.suffix.lower() == ".pdf" else "no text"
+            skipped.append(f"{rel}: {why}")
+            warn(f"warning: skipped {rel}: {why}")
+            continue
+        docs.append({"doc_id": keys.key(rel), "title": title or path.stem, "source_file": rel,
+                     "sections": sections})
+        if i % 50 == 0:
+            log(f"  {i:,} of {len(files):,} files read")
+    if not docs:
+        raise InputDataError("none of the files holds readable text: " + "; ".join(skipped[:5]), path=str(root))
+    code, note = choose_language(language, (b["text"] for d in docs for s in d["sections"] for b in s["blocks"]),
+                                 warn)
+    records: list[dict[str, Any]] = []
+    for d in docs:
+        d["language"] = code
+        for chunk in structure_aware(d, target_words=CHUNK_WORDS):
+            rec = {k: chunk[k] for k in KEEP}
+            rec["source_file"] = d["source_file"]
+            records.append(rec)
+    log(f"cut {len(records):,} chunks from {len(docs):,} documents")
+    fields = [Field("key", STRING, key=True, filterable=True),
+              Field("doc_id", STRING, filterable=True, facetable=True),
+              Field("parent_id", STRING, filterable=True),
+              text_field("title", code), text_field("section_title", code),
+              Field("page", INT32, filterable=True, sortable=True),
+              Field("position", INT32, filterable=True, sortable=True),
+              text_field("content", code),
+              Field("is_table", BOOLEAN, filterable=True),
+              Field("language", STRING, filterable=True, facetable=True),
+              Field("source_file", STRING, filterable=True, facetable=True)]
+    schema = local_schema(index_name(root.name), fields, title="title", content="content")
+    notes = [f"chunks are cut by ragdiag's structure-aware chunker (about {CHUNK_WORDS} words, whole "
+             "sentences, tables and lists kept whole): an imitation of your pipeline's chunking only if yours "
+             "does the same; for an index you already have, export it and use `ragdiag init --records`",
+             "there are no questions yet: fill in goldset.template.yaml (questions your users ask and the "
+             "chunk keys that answer them), rename it to goldset.yaml and uncomment it in audit.toml"]
+    if skipped:
+        notes.append(f"{len(skipped)} files were skipped: " + "; ".join(skipped))
+    if other:
+        notes.append(f"{other} files of other kinds were not read (supported: {', '.join(sorted(SUFFIXES))})")
+    template = [{"id": f"case-{n:03d}",
+                 "question": f"TODO: a question answered by {r['title']!r}, section {r['section_title']!r}, "
+                             f"page {r['page']}",
+                 "expect_sources": [{"key": r["key"], "grade": 2}]}
+                for n, r in enumerate(_spread(records, TEMPLATE_CASES), 1)]
+    search = ["title", "section_title", "content"]
+    return Draft(route="documents", source=f"documents folder {root}", schema=schema, language=code,
+                 language_note=note, policy=local_policy(schema, search, VECTOR_FIELD, "default"), records=records,
+                 vector_sources={VECTOR_FIELD: ["title", "content"]}, template=template, roles=ROLES, notes=notes,
+                 counts={"files read": len(docs), "files skipped": len(skipped), "chunks": len(records)})
+
+
+def _spread(records: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Up to `n` records from different documents, for the template."""
+    out, seen = [], set()
+    for r in records:
+        if r["doc_id"] not in seen and not r["is_table"]:
+            out.append(r)
+            seen.add(r["doc_id"])
+        if len(out) == n:
+            break
+    return out or records[:n]
