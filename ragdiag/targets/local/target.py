@@ -166,6 +166,10 @@ class LocalTarget:
     def schema(self) -> IndexSchema:
         return self._schema
 
+    def text_analysis(self) -> dict[str, dict[str, Any]]:
+        """Each searchable field's analysis (the Azure analyzer imitated, stemmer, stop words)."""
+        return {name: kf.analysis.describe() for name, kf in self.keyword.items()}
+
     def count(self, filter: str | None = None) -> int:
         if not filter:
             return len(self.records)
