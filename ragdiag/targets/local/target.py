@@ -166,6 +166,11 @@ class LocalTarget:
     def schema(self) -> IndexSchema:
         return self._schema
 
+    @property
+    def embedding_model(self) -> str | None:
+        """The model id of the embedder that vectorises query text (None: no embedder)."""
+        return getattr(self.embedder, "model_id", None) if self.embedder is not None else None
+
     def text_analysis(self) -> dict[str, dict[str, Any]]:
         """Each searchable field's analysis (the Azure analyzer imitated, stemmer, stop words)."""
         return {name: kf.analysis.describe() for name, kf in self.keyword.items()}
