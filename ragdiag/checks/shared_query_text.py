@@ -37,7 +37,7 @@ from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.engine import probes
-from ragdiag.engine.context import GoldQuery, GoldRun
+from ragdiag.engine.context import GoldQuery, GoldRun, with_case_vector
 from ragdiag.policy.text import keywords
 
 ID = "shared_query_text"
@@ -261,7 +261,8 @@ class SharedQueryText(Check):
         policy = ctx.policy
         base = ctx.run_gold(policy, label="baseline")
         v.requests(base)
-        split_queries = [GoldQuery(q.case, q.intent, q.profile, split_probe(q.case.question).apply(q.requests[0]))
+        split_queries = [GoldQuery(q.case, q.intent, q.profile,
+                                   with_case_vector(q.case, split_probe(q.case.question).apply(q.requests[0])))
                          for q in base.queries]
         results = ctx.runner.run_fused([q.requests for q in split_queries], label="split channels")
         split = GoldRun("split channels", split_queries, results)

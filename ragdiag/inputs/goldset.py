@@ -29,7 +29,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from ragdiag.errors import InputDataError
 from ragdiag.inputs import limits
 
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources",
-                "expect_answer_contains", "expect")
+                "expect_answer_contains", "expect", "query_vector")
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
@@ -63,6 +63,8 @@ class GoldCase:
     expect_refused: bool = False
     path: str | None = None
     line: int | None = None
+    #: the client's own embedding of the question (sent as a `kind: "vector"` query instead of text)
+    query_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     @property
     def source_keys(self) -> tuple[str, ...]:
@@ -499,7 +501,21 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
 
     return GoldCase(id=case_id, question=question.strip(), intent=intent.strip(),
                     as_user=as_user.strip() if as_user else None, expect_sources=sources,
-                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line)
+                    expect_answer_contains=contains, expect_refused=refused, path=path, line=line,
+                    query_vector=_parse_query_vector(raw.get("query_vector"), case_id, err))
+
+
+def _parse_query_vector(value: Any, case_id: str, err: Any) -> tuple[float, ...] | None:
+    """A case's `query_vector`: a non-empty list of finite numbers (None when absent)."""
+    if value is None:
+        return None
+    import math
+
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in value):
+        raise err(f"case {_q(case_id)}: 'query_vector' must be a non-empty list of finite numbers "
+                  f"(the question's embedding), got {_q(value)}", key="query_vector")
+    return tuple(float(x) for x in value)
 
 
 def _parse_sources(value: Any, case_id: str, path: str, line: int | None

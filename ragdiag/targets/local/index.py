@@ -145,12 +145,16 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         recs.append(clean)
     n = len(recs)
     vecs: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
     for vn in vector_names:
         if vectors is not None and vn in vectors:
             arr = np.asarray(vectors[vn], dtype=np.float32)
+            origin[vn] = "given"
         elif len(given[vn]) == n and n:
             arr = np.asarray(given[vn], dtype=np.float32)
+            origin[vn] = "records"
         else:
+            origin[vn] = "embedder"
             sources = spec.vector_sources.get(vn)
             if not sources:
                 raise InputDataError(
@@ -218,6 +222,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         "graphs": graphs,
         "semantic": sem_files,
         "analysis": {name: kf.analysis.describe() for name, kf in keyword.items()},
+        "vector_origin": origin,
     }, indent=2))
 
 
