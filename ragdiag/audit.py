@@ -156,6 +156,11 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    analysis = getattr(ctx.target, "text_analysis", None)
+    if callable(analysis):  # what the local keyword leg imitates, per searchable field
+        meta["text_analysis"] = analysis()
+    if getattr(ctx.target, "embedding_model", None):
+        meta["embedding_model"] = ctx.target.embedding_model
     if getattr(ctx.target, "unsent_parameters", None):
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     if breaker is not None and breaker.kind == "circuit_open":

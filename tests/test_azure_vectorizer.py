@@ -100,6 +100,8 @@ def test_azure_embedding_model_names_the_vectorizer_model(local):
     with Emulator({INDEX: Wrapped()}, api_key=KEY) as emu:
         t = _azure(emu)
         try:
+            assert t.embedding_model is None  # the definition is not read for this
+            t.schema()
             assert t.embedding_model == "text-embedding-3-large"
         finally:
             t.close()

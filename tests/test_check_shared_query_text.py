@@ -200,3 +200,10 @@ def test_german_content_with_german_analyzer_and_multilingual_embedder_passes(tm
 def test_german_analyzer_on_english_content_warns_too(tmp_path):
     f = _check(_lang_ctx(tmp_path, _EN, "de.microsoft", "all-MiniLM-L6-v2@gt-0.1.0"))
     assert f.status == "warn" and "de.microsoft on title, content" in f.headline
+
+
+def test_unknown_analyzer_is_named_in_the_finding(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _EN, "my_custom_analyzer", "all-MiniLM-L6-v2@gt-0.1.0"))
+    assert f.status == "pass", f.headline
+    assert "analyzer my_custom_analyzer (fields title, content) is not known to ragdiag" in f.headline
+    assert "standard.lucene" in f.headline

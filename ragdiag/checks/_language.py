@@ -2,7 +2,7 @@
 analyzers of the searchable fields and the embedder's languages.
 
 Content language is detected per record (`ragdiag.language.detect_language`) over an even
-sample of the index's records (capability ``documents``), so a mixed corpus shows its
+sample of the index's first `SCAN_LIMIT` records (capability ``documents``), so a mixed corpus shows its
 shares (the sample: 23 of 241 documents German); the questions (goldset or query log) are
 detected together, because one question is too short to name a language. The analyzers
 come from the index definition (for every target kind: `analysis_for` maps an Azure name
@@ -58,12 +58,19 @@ class LanguageEvidence:
                                        else list(self.embedder_langs) if self.embedder_langs else None)}
 
 
+#: at most this many records are read to draw the sample (a live index is paged through)
+SCAN_LIMIT = 20_000
+
+
 def _sample_records(target: Any, fields: list[str], limit: int) -> list[str]:
-    """Texts of an even sample of at most `limit` records (every n-th record)."""
-    total = target.count()
+    """Texts of an even sample of at most `limit` records: every n-th of the first
+    `SCAN_LIMIT` records (all of them on an index that small)."""
+    total = min(target.count(), SCAN_LIMIT)
     step = max(1, -(-total // limit)) if total else 1
     out = []
     for i, doc in enumerate(target.iter_documents(select=fields)):
+        if i >= SCAN_LIMIT:
+            break
         if i % step:
             continue
         out.append(" ".join(_text(doc.get(f)) for f in fields))

@@ -189,6 +189,10 @@ class SharedQueryText(Check):
         v.table("language_setup", "t_language_setup", ("field", "analyzer", "analysis"),
                 [(f, a.analyzer, a.label) for f, a in ev.analyses.items()]
                 + [("(embedder)", model, ", ".join(ev.embedder_langs) if ev.embedder_langs else "unknown")])
+        unknown = {f: a.analyzer for f, a in ev.analyses.items() if not a.known}
+        if unknown:
+            v.note("lang_unknown_analyzer", analyzers=", ".join(sorted(set(unknown.values()))),
+                   fields=", ".join(unknown))
         found = _language.mismatches(ev, min_share)
         for what, lang, share, detail in found:
             subject = (v.msg("subj_content", language=lang, share=share, n=ev.records_detected)

@@ -386,8 +386,11 @@ class AzureTarget:
 
     @property
     def embedding_model(self) -> str | None:
-        """The model of the vector fields' vectorizers, where the definition names one (else None)."""
-        schema = self.schema()
+        """The model of the vector fields' vectorizers, where the definition names one (else None;
+        also before the definition was read: this never sends a request)."""
+        schema = self._schema
+        if schema is None:
+            return None
         models = {v.model for f in schema.vector_fields if (v := schema.field_vectorizer(f.name)) and v.model}
         return ", ".join(sorted(models)) if models else None
 
