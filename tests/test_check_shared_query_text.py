@@ -173,7 +173,7 @@ def test_german_content_with_english_analyzer_and_english_only_embedder_warns(tm
     f = _check(_lang_ctx(tmp_path, _DE, "en.lucene", "all-MiniLM-L6-v2@gt-0.1.0"))
     assert f.status == "warn", f.headline
     assert "content in language 'de' (100% of 8 sampled records" in f.headline
-    assert "analysed as another language (en.lucene on title, content)" in f.headline
+    assert "analysed as another language (en.lucene: title, content)" in f.headline
     assert "embedded with all-MiniLM-L6-v2@gt-0.1.0, which is not trained for 'de'" in f.headline
     assert f.observed["language_mismatches"] == 2
     assert f.metrics["content_language_share_de"] == 1.0
@@ -199,7 +199,7 @@ def test_german_content_with_german_analyzer_and_multilingual_embedder_passes(tm
 
 def test_german_analyzer_on_english_content_warns_too(tmp_path):
     f = _check(_lang_ctx(tmp_path, _EN, "de.microsoft", "all-MiniLM-L6-v2@gt-0.1.0"))
-    assert f.status == "warn" and "de.microsoft on title, content" in f.headline
+    assert f.status == "warn" and "de.microsoft: title, content" in f.headline
 
 
 def test_unknown_analyzer_is_named_in_the_finding(tmp_path):

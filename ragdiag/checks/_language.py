@@ -127,7 +127,7 @@ def mismatches(ev: LanguageEvidence, min_share: float) -> list[tuple[str, str, f
         wrong = sorted({a.analyzer for a in ev.analyses.values() if a.language and a.language != lang})
         if wrong:
             fields = [f for f, a in ev.analyses.items() if a.language and a.language != lang]
-            out.append(("analyzer", lang, share, f"{', '.join(wrong)} on {', '.join(fields)}"))
+            out.append(("analyzer", lang, share, f"{', '.join(wrong)}: {', '.join(fields)}"))
         if covers(ev.embedder_langs, lang) is False:
             out.append(("embedder", lang, share, str(ev.embedding_model)))
     return out
