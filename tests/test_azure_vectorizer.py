@@ -172,3 +172,25 @@ def test_bad_query_vector_names_the_line(tmp_path):
     with pytest.raises(InputDataError, match="'query_vector' must be a non-empty list of finite numbers") as err:
         load_goldset(path)
     assert err.value.line == 4
+
+
+@pytest.mark.parametrize("vectorizer", [False, True])
+def test_plan_counts_the_searches_refused_for_want_of_a_vectorizer(local, tmp_path, vectorizer):
+    from ragdiag.plan import plan_audit
+
+    path = tmp_path / "gold.yaml"
+    path.write_text(GOLDSET)
+    with Emulator({INDEX: local}, api_key=KEY, vectorizer=vectorizer) as emu:
+        t = _azure(emu)
+        try:
+            ctx = AuditContext(config=None, target=t, runner=Runner(t), policy=loads_policy(POLICY),
+                               goldset=load_goldset(path), identities={"u": Identity("u", ("all",))})
+            _rows, summary = plan_audit(ctx, checks=["goldset"])
+        finally:
+            t.close()
+    assert summary["searches"] > 0
+    if vectorizer:
+        assert summary["refused_without_vectorizer"] == 0 and summary["fields_without_vectorizer"] == []
+    else:  # q2 asks as text (q1 brings its own vector)
+        assert 0 < summary["refused_without_vectorizer"] < summary["searches"]
+        assert summary["fields_without_vectorizer"] == ["vec"]

@@ -66,6 +66,10 @@ def vectorizer_message(index: str, fields: Sequence[str]) -> str:
 class AzureTarget:
     """A live Azure AI Search index, read-only, answering `SearchRequest`s with `Trace`s."""
 
+    #: query text reaches a vector field only through its integrated vectorizer (`--plan` counts
+    #: the searches refused for want of one)
+    needs_vectorizer = True
+
     # traces carry hits only (no per-leg stages); security values only where retrievable
     capabilities = frozenset({"documents", "get_document"})
 
