@@ -120,7 +120,7 @@ def schema() -> Any:
 
     return IndexSchema(name="compare", fields=(
         Field("key", STRING, key=True, filterable=True),
-        Field("content", STRING, searchable=True),
+        Field("content", STRING, searchable=True, analyzer="en.lucene"),  # as the peer: Snowball + 33 stop words
         Field("vec", VECTOR, dimensions=384, vector_profile="hnsw", retrievable=False)),
         vector_profiles=(VectorSearchProfile(name="hnsw", algorithm="hnsw-1", kind="hnsw", metric="cosine",
                                              m=16, ef_construction=200, ef_search=128),))

@@ -91,7 +91,7 @@ def write_inputs() -> None:
     schema = IndexSchema(
         name="vaswani", fields=(
             Field("key", STRING, key=True, filterable=True),
-            Field("content", STRING, searchable=True),
+            Field("content", STRING, searchable=True, analyzer="en.lucene"),  # as the peer: Snowball + 33 stop words
             Field("content_vector", VECTOR, dimensions=384, vector_profile="hnsw", retrievable=False)),
         semantic_configurations=(SemanticConfiguration("default", None, ("content",)),),
         default_semantic_configuration="default",

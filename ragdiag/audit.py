@@ -212,6 +212,11 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     describe = getattr(ctx.target, "describe", None)
     if callable(describe):  # what was audited: the kind and, for a database, its version string
         meta["target_info"] = describe()
+    analysis = getattr(ctx.target, "text_analysis", None)
+    if callable(analysis):  # what the local keyword leg imitates, per searchable field
+        meta["text_analysis"] = analysis()
+    if getattr(ctx.target, "embedding_model", None):
+        meta["embedding_model"] = ctx.target.embedding_model
     if getattr(ctx.target, "unsent_parameters", None):
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     if breaker is not None and breaker.kind == "circuit_open":

@@ -385,6 +385,12 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
               "Not counted: acl_trimming's leak probes asked from documents the index lists per "
               "foreign group (at most 3 per identity and group, each through the routed profile and "
               "one profile per way of handling the identity).")
+    if summary.get("refused_without_vectorizer"):
+        from ragdiag.targets.azure.target import vectorizer_message
+
+        con.print(f"{summary['refused_without_vectorizer']} of these searches will be refused before "
+                  "sending: " + vectorizer_message(getattr(ctx.target, "index", "?"),
+                                                   summary["fields_without_vectorizer"]), markup=False)
     return 0
 
 

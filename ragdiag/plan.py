@@ -23,12 +23,17 @@ PAGE = 1000
 class DryRunTarget:
     """Answers every search with nothing and counts what was asked."""
 
-    def __init__(self, schema: Any, documents: int, name: str) -> None:
+    def __init__(self, schema: Any, documents: int, name: str, *, needs_vectorizer: bool = False) -> None:
         self._schema = schema
         self.documents = documents
         self.name = f"plan:{name}"
         self.searches = 0
         self.other = 0
+        #: a target that embeds query text only through an integrated vectorizer (Azure):
+        #: searches it would refuse before sending, and the vector fields that lack one
+        self.needs_vectorizer = needs_vectorizer
+        self.refused = 0
+        self.fields_without_vectorizer: list[str] = []
 
     def fingerprint(self) -> str:
         return self.name
@@ -38,6 +43,13 @@ class DryRunTarget:
 
     def search(self, request: SearchRequest) -> Trace:
         self.searches += 1
+        if self.needs_vectorizer:
+            from ragdiag.targets.azure.target import text_queries_without_vectorizer
+
+            missing = text_queries_without_vectorizer(self._schema, request)
+            if missing:
+                self.refused += 1
+                self.fields_without_vectorizer += [f for f in missing if f not in self.fields_without_vectorizer]
         return Trace(request=request, hits=(), pool=RankedList("fused", (), ()), target=self.name)
 
     def count(self, filter: str | None = None) -> int:
@@ -89,7 +101,8 @@ def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[P
     real = ctx.target
     caps = getattr(real, "capabilities", frozenset()) or frozenset()
     dry = DrySqlTarget(real, _document_count(real)) if "sql_probes" in caps else \
-        DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"))
+        DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"),
+                     needs_vectorizer=bool(getattr(real, "needs_vectorizer", False)))
     dctx = AuditContext(config=ctx.config, target=dry, runner=Runner(dry), policy=ctx.policy,
                         compare_policy=ctx.compare_policy, goldset=ctx.goldset, query_log=ctx.query_log,
                         identities=ctx.identities, client_code=ctx.client_code, lang=ctx.lang,
@@ -109,7 +122,10 @@ def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[P
     summary = {"questions": questions, "profiles": profiles, "searches": sum(r.searches for r in rows),
                "other_requests": sum(r.other for r in rows), "total_requests": total,
                "requests_per_question_and_profile": (total / (questions * profiles)) if questions and profiles
-               else None}
+               else None,
+               # text vector queries on fields without an integrated vectorizer: refused unsent
+               "refused_without_vectorizer": dry.refused,
+               "fields_without_vectorizer": list(dry.fields_without_vectorizer)}
     return rows, summary
 
 

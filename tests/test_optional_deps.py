@@ -60,7 +60,7 @@ def test_no_module_imports_an_optional_dependency_at_import_time():
 def test_extras_in_pyproject_match_the_table():
     extras = {k: {_name(r) for r in v} for k, v in PYPROJECT["project"]["optional-dependencies"].items()}
     core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
-    assert extras["all"] == {"ragdiag"} and "local,notebooks,report" in PYPROJECT["project"][
+    assert extras["all"] == {"ragdiag"} and "local,multilingual,notebooks,report" in PYPROJECT["project"][
         "optional-dependencies"]["all"][0]
     for module, (dist, extra) in MODULE_EXTRA.items():
         assert dist.lower() not in core, module

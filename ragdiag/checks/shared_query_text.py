@@ -13,6 +13,13 @@ two or more channels (keyword text, vector text or the vector, semantic query) a
 one variable feeding several channels warns, with file:line. Sites in tests, scripts or
 notebooks are listed, not judged.
 
+Language fidelity (`_language`): the content's language (detected per sampled record), the
+questions' language, the searchable fields' analyzers and the embedder's languages are
+compared; a field analysed as another language, or an embedder not trained for a language
+that makes up at least `min_language_share` of the content (or the questions' language),
+warns, naming the analyzer, the fields and the model. When they agree, the pass says so as
+one of its parts (that part alone never makes a pass: the channel comparison does).
+
 Evidence a pass needs: requests (built or logged), profiles, or request-path call sites with
 at least two text channels compared. Without profiles, a query log or client code there is
 nothing to compare (skipped by `needs`); when nothing has two channels, skipped with that
@@ -23,13 +30,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragdiag.checks import _language
 from ragdiag.checks._code_evidence import at, locate, request_only, short, site_class
 from ragdiag.checks._common import profile_used_by
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.engine import probes
-from ragdiag.engine.context import GoldQuery, GoldRun
+from ragdiag.engine.context import GoldQuery, GoldRun, with_case_vector
 from ragdiag.policy.text import keywords
 
 ID = "shared_query_text"
@@ -113,8 +121,11 @@ class SharedQueryText(Check):
             v.warn("identical_text", where=tuple(above))
             v.recommend("rec_separate_texts")
         code = self._code(ctx, v)
+        languages = self._languages(ctx, spec, v)
         gain = self._split(ctx, spec, v) if policy is not None else None
         parts = [v.msg(w, share=s, n=n) for w, s, n in judged]
+        if languages is not None:
+            parts.append(languages)
         if code:
             parts.append(v.msg("where_code", n=code))
         if gain is not None:
@@ -153,6 +164,53 @@ class SharedQueryText(Check):
             v.table("example_requests", "t_examples", ("case", "profile", "keyword", "vector", "semantic"),
                     examples)
         return [("where_requests", _share(flags), len(flags))] if flags else []
+
+    # -- language fidelity: content, questions, analyzers, embedder ------------------------------
+    @staticmethod
+    def _languages(ctx: Any, spec: Any, v: Verdict) -> Any:
+        """Warn on every disagreement; the pass part when they agree (None: nothing to compare)."""
+        if ctx.target is None:
+            return None
+        min_share = spec.threshold("min_language_share")
+        ev = _language.gather(ctx, max_records=int(spec.threshold("language_sample_records")))
+        content = ev.content_languages(min_share)
+        for lang, share in content.items():
+            v.metric(f"content_language_share_{lang}", share)
+        v.metric("question_language", ev.question_language)
+        rows = [("content", lang, share, ev.records_sampled) for lang, share in content.items()]
+        if ev.question_language or ev.questions:
+            rows.append(("questions", ev.question_language or "-", None, ev.questions))
+        if not rows:
+            return None
+        analyzers = ", ".join(sorted({f"{a.analyzer}" for a in ev.analyses.values()})) or "-"
+        model = ev.embedding_model or "-"
+        v.table("languages", "t_languages", ("source", "language", "share", "n"), rows,
+                note="n_languages")
+        v.table("language_setup", "t_language_setup", ("field", "analyzer", "analysis"),
+                [(f, a.analyzer, a.label) for f, a in ev.analyses.items()]
+                + [("(embedder)", model, ", ".join(ev.embedder_langs) if ev.embedder_langs else "unknown")])
+        unknown = {f: a.analyzer for f, a in ev.analyses.items() if not a.known}
+        if unknown:
+            v.note("lang_unknown_analyzer", analyzers=", ".join(sorted(set(unknown.values()))),
+                   fields=", ".join(unknown))
+        found = _language.mismatches(ev, min_share)
+        for what, lang, share, detail in found:
+            subject = (v.msg("subj_content", language=lang, share=share, n=ev.records_detected)
+                       if share is not None else v.msg("subj_questions", language=lang, n=ev.questions))
+            if what == "analyzer":
+                v.warn("lang_analyzer", subject=subject, language=lang, detail=detail)
+                v.recommend("rec_language_analyzer", language=lang)
+            else:
+                v.warn("lang_embedder", subject=subject, language=lang, model=detail)
+                v.recommend("rec_language_embedder", language=lang)
+        if found:
+            v.observed("language_mismatches", len(found))
+            return None
+        if ev.embedder_langs is None and ev.embedding_model:
+            v.note("lang_embedder_unknown", model=model)
+        langs = ", ".join(f"{lang} {share:.0%}" for lang, share in content.items()) or "-"
+        return v.msg("part_languages", content=langs, questions=ev.question_language or "-",
+                     analyzers=analyzers, model=model)
 
     # -- the client code ------------------------------------------------------------------------
     @staticmethod
@@ -207,7 +265,8 @@ class SharedQueryText(Check):
         policy = ctx.policy
         base = ctx.run_gold(policy, label="baseline")
         v.requests(base)
-        split_queries = [GoldQuery(q.case, q.intent, q.profile, split_probe(q.case.question).apply(q.requests[0]))
+        split_queries = [GoldQuery(q.case, q.intent, q.profile,
+                                   with_case_vector(q.case, split_probe(q.case.question).apply(q.requests[0])))
                          for q in base.queries]
         results = ctx.runner.run_fused([q.requests for q in split_queries], label="split channels")
         split = GoldRun("split channels", split_queries, results)

@@ -8,6 +8,7 @@ turns goldset cases into executed requests (`run_gold`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,25 @@ class GoldRun:
             qrels = {cid: rel for cid, rel in goldset.qrels().items() if cid in ids}
             self._evaluation = evaluate(self.ranked(), qrels, k=k, recall_k=recall_k)
         return self._evaluation
+
+
+def with_query_vector(request: SearchRequest, vector: Sequence[float]) -> SearchRequest:
+    """`request` with every text vector query sent as the client's own vector (`kind: "vector"`):
+    the goldset's `query_vector`, for indexes without an integrated vectorizer or whose record
+    vectors come from a model ragdiag does not run."""
+    if not any(vq.text is not None for vq in request.vector_queries):
+        return request
+    vqs = tuple(dataclasses.replace(vq, text=None, vector=tuple(vector)) if vq.text is not None else vq
+                for vq in request.vector_queries)
+    return request.replace(vector_queries=vqs)
+
+
+def with_case_vector(case: Any, requests: tuple[SearchRequest, ...]) -> tuple[SearchRequest, ...]:
+    """A case's requests with its goldset `query_vector` (if any) in place of query text."""
+    vector = getattr(case, "query_vector", None)
+    if vector is None:
+        return requests
+    return tuple(with_query_vector(r, vector) for r in requests)
 
 
 class AuditContext:
@@ -214,8 +234,9 @@ class AuditContext:
                 known = intent if intent and intent != "unknown" else None
                 route = policy.route(case.question) if known is None else policy.route_intent(known)
                 prof, intent = route.profile, route.intent
-            req = self._build(prof, policy.security_field, case.question, ident)
-            out.append(GoldQuery(case, intent, prof.name, probe.apply(req)))
+            reqs = with_case_vector(case, probe.apply(self._build(prof, policy.security_field,
+                                                                  case.question, ident)))
+            out.append(GoldQuery(case, intent, prof.name, reqs))
         return out
 
     def _build(self, profile: Any, security_field: str, question: str, identity: Any) -> SearchRequest:

@@ -49,7 +49,7 @@ from ragdiag.inputs import limits
 DRAFT_KEYS = ("draft", "rule", "accepted", "evidence")
 
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources", "expect_source",
-                "expect_answer_contains", "expect", *DRAFT_KEYS)
+                "expect_answer_contains", "expect", "query_vector", *DRAFT_KEYS)
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
@@ -79,6 +79,8 @@ class GoldCase:
     key_lines: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
     draft: bool = False
     rule: str | None = None
+    #: the client's own embedding of the question (sent as a `kind: "vector"` query instead of text)
+    query_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     def line_of(self, key: str) -> int | None:
         """Line of `key` in the case (YAML), else the case's own line."""
@@ -531,7 +533,21 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
                                     if isinstance(k, str)),
                     expect_answer_contains=contains, expect_refused=refused, path=path, line=line,
                     draft=bool(raw.get("draft", False)) and not raw.get("accepted", False),
-                    rule=raw.get("rule"))
+                    rule=raw.get("rule"),
+                    query_vector=_parse_query_vector(raw.get("query_vector"), case_id, err))
+
+
+def _parse_query_vector(value: Any, case_id: str, err: Any) -> tuple[float, ...] | None:
+    """A case's `query_vector`: a non-empty list of finite numbers (None when absent)."""
+    if value is None:
+        return None
+    import math
+
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in value):
+        raise err(f"case {_q(case_id)}: 'query_vector' must be a non-empty list of finite numbers "
+                  f"(the question's embedding), got {_q(value)}", key="query_vector")
+    return tuple(float(x) for x in value)
 
 
 _INLINE_GROUPS = re.compile(r"\s*groups\s*=\s*\[(?P<groups>[^\]]*)\]\s*", re.I)

@@ -107,6 +107,17 @@ class VectorSearchProfile:
     m: int = 4
     ef_construction: int = 400
     ef_search: int = 500
+    #: the vectorizer that turns query text into a vector (``kind: "text"`` queries need one)
+    vectorizer: str | None = None
+
+
+@dataclass(frozen=True)
+class Vectorizer:
+    """An entry of ``vectorSearch.vectorizers``: what embeds query text at search time."""
+
+    name: str
+    kind: str  # azureOpenAI | customWebApi | aml | aiServicesVision | ...
+    model: str | None = None  # the model name, where the definition says it (azureOpenAI: modelName)
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,7 @@ class IndexSchema:
     default_scoring_profile: str | None = None
     vector_profiles: tuple[VectorSearchProfile, ...] = ()
     permission_filter_option: str | None = None  # "enabled" when native ACL is on
+    vectorizers: tuple[Vectorizer, ...] = ()
 
     # ---- lookups -------------------------------------------------------------
     def field(self, name: str) -> Field:
@@ -195,6 +207,14 @@ class IndexSchema:
                 return p
         return None
 
+    def field_vectorizer(self, name: str) -> Vectorizer | None:
+        """The vectorizer of a vector field's profile (None: the field has none, or it is unknown)."""
+        prof = self.vector_profile(self.field(name).vector_profile)
+        if prof is None or not prof.vectorizer:
+            return None
+        found = [v for v in self.vectorizers if v.name == prof.vectorizer]
+        return found[0] if found else Vectorizer(prof.vectorizer, "unknown")
+
     def with_name(self, name: str) -> IndexSchema:
         return replace(self, name=name)
 
@@ -257,8 +277,12 @@ class IndexSchema:
                     }
                     for p in self.vector_profiles
                 ],
-                "profiles": [{"name": p.name, "algorithm": p.algorithm} for p in self.vector_profiles],
+                "profiles": [{"name": p.name, "algorithm": p.algorithm,
+                              **({"vectorizer": p.vectorizer} if p.vectorizer else {})}
+                             for p in self.vector_profiles],
             }
+            if self.vectorizers:
+                out["vectorSearch"]["vectorizers"] = [_vectorizer_to_azure(v) for v in self.vectorizers]
         if self.permission_filter_option:
             out["permissionFilterOption"] = self.permission_filter_option
         return out
@@ -359,7 +383,17 @@ class IndexSchema:
                 m=r.integer(params, "m", pwhere, 1, 1_000_000, 4),
                 ef_construction=r.integer(params, "efConstruction", pwhere, 1, 1_000_000_000, 400),
                 ef_search=r.integer(params, "efSearch", pwhere, 1, 1_000_000_000, 500),
+                vectorizer=r.string(p, "vectorizer", where),
             ))
+        vectorizers = []
+        for i, z in enumerate(r.array(vs, "vectorizers", "vectorSearch")):
+            where = f"vectorSearch.vectorizers[{i}]"
+            z = r.mapping(z, where, parent=vs)
+            params = next((z[k] for k in _VECTORIZER_PARAMS if isinstance(z.get(k), Mapping)), {})
+            model = params.get("modelName") or params.get("modelVersion")
+            vectorizers.append(Vectorizer(name=r.string(z, "name", where, required=True),
+                                          kind=r.string(z, "kind", where) or "unknown",
+                                          model=str(model) if model else None))
         return cls(
             name=r.string(top, "name", "the index definition", required=True),
             fields=tuple(fields),
@@ -369,6 +403,7 @@ class IndexSchema:
             default_scoring_profile=r.string(top, "defaultScoringProfile", "the index definition"),
             vector_profiles=tuple(vprofiles),
             permission_filter_option=r.string(top, "permissionFilterOption", "the index definition"),
+            vectorizers=tuple(vectorizers),
         )
 
     @classmethod
@@ -379,6 +414,18 @@ class IndexSchema:
         text = read_text(path, what="index definition", error=ConfigError)
         data = loads_json_lined(text, path=str(path), what="the index definition", error=ConfigError)
         return cls.from_azure(data, path=str(path))
+
+
+# where a vectorizer's parameters sit, by kind (the REST names)
+_VECTORIZER_PARAMS = ("azureOpenAIParameters", "customWebApiParameters", "amlParameters",
+                      "aiServicesVisionParameters")
+
+
+def _vectorizer_to_azure(v: Vectorizer) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": v.name, "kind": v.kind}
+    if v.model and v.kind == "azureOpenAI":  # only Azure OpenAI's parameters name the model
+        out["azureOpenAIParameters"] = {"modelName": v.model}
+    return out
 
 
 _TYPE_RE = re.compile(r"(Collection\()?Edm\.[A-Za-z][A-Za-z0-9]*\)?")

@@ -149,7 +149,9 @@ partners (customers, suppliers, service providers).
 - `index/naive.jsonl`: the same documents and sections, but evidence chunks cut every 90
   words without regard to sentences, tables or sections, no overlap
   ({s['naive_evidence']} evidence chunks). The faulty case for the chunking check.
-- `index/schema.json`: the Azure AI Search index definition (`muster`).
+- `index/schema.json`: the Azure AI Search index definition (`muster`); every text field
+  is analysed with `en.lucene`, so the German documents are analysed as English (what
+  `shared_query_text` reports).
 - `entities.json`: entity key -> canonical name and aliases (for the entity tag boost).
 - `goldset.yaml`: {s['goldset_cases']} questions with graded expected sources (keys of
   `structured.jsonl`), {s['goldset_refusals']} of them to be refused. The

@@ -42,8 +42,33 @@ _SCOPE = "https://search.azure.com/.default"
 TRANSPORTS = ("auto", "raw", "sdk")
 
 
+def text_queries_without_vectorizer(schema: IndexSchema, req: SearchRequest) -> list[str]:
+    """Vector fields that a text vector query (`kind: "text"`) of `req` searches although their
+    profile names no vectorizer: Azure embeds query text only through an integrated vectorizer."""
+    out: list[str] = []
+    for vq in req.vector_queries:
+        if vq.text is None:
+            continue
+        for name in vq.fields:
+            if schema.has_field(name) and schema.field_vectorizer(name) is None and name not in out:
+                out.append(name)
+    return out
+
+
+def vectorizer_message(index: str, fields: Sequence[str]) -> str:
+    return (f"index '{index}': vector field(s) {', '.join(fields)} have no vectorizer in their vector "
+            "profile, so Azure cannot embed query text (vectorQueries kind \"text\"); the request was "
+            "not sent. Fix: add an integrated vectorizer to the field's vector profile "
+            "(vectorSearch.vectorizers + profiles[].vectorizer), or supply each question's own "
+            "embedding in the goldset (query_vector), which is sent as kind \"vector\"")
+
+
 class AzureTarget:
     """A live Azure AI Search index, read-only, answering `SearchRequest`s with `Trace`s."""
+
+    #: query text reaches a vector field only through its integrated vectorizer (`--plan` counts
+    #: the searches refused for want of one)
+    needs_vectorizer = True
 
     # traces carry hits only (no per-leg stages); security values only where retrievable
     capabilities = frozenset({"documents", "get_document"})
@@ -342,6 +367,9 @@ class AzureTarget:
 
     async def _search_async(self, req: SearchRequest) -> Trace:
         key = await self._key_field()
+        missing = text_queries_without_vectorizer(await self._schema_async(), req)
+        if missing:  # Azure would refuse the request: say why before sending it
+            raise TargetError(vectorizer_message(self.index, missing))
         if self.transport == "raw":
             data = rawjson.encode(rawjson.build_body(req, key, preview=self.preview_api,
                                                      unsent=self._unsent))
@@ -359,6 +387,16 @@ class AzureTarget:
                                         and isinstance(raw_values[i], Mapping) else None)
                        for i, item in enumerate(items)]
         return build_trace(req, key, results, body, elapsed_ms=elapsed, target=self.name)
+
+    @property
+    def embedding_model(self) -> str | None:
+        """The model of the vector fields' vectorizers, where the definition names one (else None;
+        also before the definition was read: this never sends a request)."""
+        schema = self._schema
+        if schema is None:
+            return None
+        models = {v.model for f in schema.vector_fields if (v := schema.field_vectorizer(f.name)) and v.model}
+        return ", ".join(sorted(models)) if models else None
 
     def search(self, request: SearchRequest) -> Trace:
         """Execute one request (thread-safe; blocks until answered or failed)."""

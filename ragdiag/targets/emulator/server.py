@@ -16,7 +16,10 @@ configured token); the key is never logged, echoed or exposed in stats.
 
 Differences from Azure worth knowing: the semantic ranker is the local
 target's reranker; text vector queries are embedded with the local target's
-embedder (Azure needs a vectorizer on the field); `facets`, `highlight`,
+embedder, advertised in the definition as an integrated vectorizer
+("ragdiag-emulator", kind customWebApi) on every vector profile; with
+`vectorizer=False` the definition has none and, as on Azure, a text vector query
+(`kind: "text"`) is refused with 400 while `kind: "vector"` queries work; `facets`, `highlight`,
 `searchMode`, `scoringStatistics`, `minimumCoverage`, `sessionId`,
 `semanticErrorHandling` and `semanticMaxWaitInMilliseconds` are accepted and
 ignored; there is no server-side paging (`@odata.nextLink`); `orderby` supports
@@ -35,6 +38,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace as dc_replace
 from datetime import date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,7 +46,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.model import SearchRequest, Trace
+from ragdiag.model.schema import Vectorizer
 from ragdiag.targets.emulator.faults import FaultInjector, Faults
+
+#: the integrated vectorizer the emulator advertises (it embeds query text with the local embedder)
+EMULATOR_VECTORIZER = "ragdiag-emulator"
 
 log = logging.getLogger("ragdiag.targets.emulator")
 
@@ -125,7 +133,7 @@ class Emulator:
 
     def __init__(self, targets: Mapping[str, Any] | Any, *, api_key: str | None,
                  token: str | None = None, host: str = "127.0.0.1", port: int = 0,
-                 faults: Faults | None = None) -> None:
+                 faults: Faults | None = None, vectorizer: bool = True) -> None:
         if not isinstance(targets, Mapping):
             targets = {targets.name: targets}
         if not targets:
@@ -139,6 +147,7 @@ class Emulator:
         self.host = host
         self.port = port
         self.faults = faults or Faults()
+        self.vectorizer = vectorizer
         self._injector = FaultInjector(self.faults)
         # The secrets live in a closure, not in attributes a repr or stats could show.
         self._check_auth = _make_auth_check(api_key, token)
@@ -273,9 +282,19 @@ class Emulator:
                              f"The index '{index}' for service 'ragdiag-emulator' was not found.")
         return t
 
-    def _definition(self, index: str) -> dict[str, Any]:
+    def served_schema(self, index: str) -> Any:
+        """The definition served: the local schema, with the emulator's vectorizer if enabled."""
         schema = self.targets[index].schema().with_name(index)
-        return {"@odata.etag": self._etags[index], **schema.to_azure()}
+        if not self.vectorizer or not schema.vector_profiles:
+            return schema
+        profiles = tuple(p if p.vectorizer else dc_replace(p, vectorizer=EMULATOR_VECTORIZER)
+                         for p in schema.vector_profiles)
+        extra = () if any(v.name == EMULATOR_VECTORIZER for v in schema.vectorizers) else \
+            (Vectorizer(EMULATOR_VECTORIZER, "customWebApi"),)
+        return dc_replace(schema, vector_profiles=profiles, vectorizers=schema.vectorizers + extra)
+
+    def _definition(self, index: str) -> dict[str, Any]:
+        return {"@odata.etag": self._etags[index], **self.served_schema(index).to_azure()}
 
     def _document(self, h: _Handler, target: Any, index: str, key: str,
                   query: Mapping[str, str]) -> None:
@@ -336,6 +355,13 @@ class Emulator:
             req = SearchRequest.from_dict(body)
         except RagdiagError as exc:
             raise _HTTPError(400, "InvalidRequestParameter", str(exc)) from exc
+        schema = self.served_schema(index)
+        for vq in req.vector_queries:
+            for name in vq.fields if vq.text is not None else ():
+                if schema.has_field(name) and schema.field_vectorizer(name) is None:
+                    raise _HTTPError(400, "InvalidRequestParameter",
+                                     f"The field '{name}' in the vector query does not have a vectorizer "
+                                     "defined; a vector query of kind 'text' needs one.")
         injected_partial = req.is_semantic and _has_semantic_text(req) and \
             self._injector.semantic_partial()
         run = req
@@ -664,5 +690,5 @@ def run_server(targets: Mapping[str, Any], *, host: str = "127.0.0.1", port: int
         announce(f"stopped; {json.dumps(emu.stats())}")
 
 
-__all__ = ["Emulator", "Faults", "IGNORED_BODY_KEYS", "run_server"]
+__all__ = ["EMULATOR_VECTORIZER", "Emulator", "Faults", "IGNORED_BODY_KEYS", "run_server"]
 

@@ -3,7 +3,8 @@
 It imitates Azure AI Search closely enough that a query profile means the same
 thing on both, difference by difference (see README, "Local target"):
 
-- keyword leg: BM25 per searchable field (bm25s, English stemming), field scores
+- keyword leg: BM25 per searchable field (bm25s; analysed like the field's Azure analyzer,
+  `analyzers`), field scores
   summed with the scoring profile's text weights; filtered like Azure (the text
   leg is always pre-filtered) and capped at `max_text_recall_size` (default 1000)
 - vector legs: one list per (vector query, field); `exhaustive` = exact search,

@@ -6,7 +6,9 @@ On disk (`index_dir`, format 2):
   sources, reference time, and the sha256 of every HNSW graph (part of the target's
   fingerprint: a rebuilt graph is another index, whose traces are never mixed with these);
 - `schema.json`, `records.pkl` (the records without their vectors);
-- `keyword/<field>.{data,indices,indptr}.npy` + `<field>.vocab.json` per searchable field;
+- `keyword/<field>.{data,indices,indptr}.npy` + `<field>.vocab.json` per searchable field
+  (the vocabulary records the field's analysis: which Azure analyzer it imitates, stemmer,
+  stop words; the manifest repeats them under `analysis`);
 - `vectors/<field>.hnsw` (HNSW graph and the vectors, one copy) for HNSW fields, else
   `vectors/<field>.npy`; `semantic/<i>.npy`: the passage vectors of each semantic
   configuration (what the bi-encoder reranker compares with; names in the manifest).
@@ -29,13 +31,17 @@ import numpy as np
 
 from ragdiag.errors import InputDataError, TargetError
 from ragdiag.model.schema import IndexSchema
+from ragdiag.targets.local.analyzers import analysis_of_schema
 from ragdiag.targets.local.keyword import KeywordField
 from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
 
 # 2: keyword arrays as .npy, HNSW graphs built with the index and holding the only copy of the
 #    vectors. Bumped so that an index of format 1 is left alone and a new one is built beside it.
 # 3: passage vectors for every semantic configuration, not only the default one.
-FORMAT_VERSION = 3
+# 4: keyword fields analysed per the schema's analyzer (analyzers.py); the vocabulary holds
+#    analysed terms and the analysis, so an index built with English analysis is never
+#    reopened as a German one (and the input hash carries ANALYSIS_VERSION).
+FORMAT_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -95,9 +101,15 @@ def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str) -> str:
     h = hashlib.sha256()
     h.update(f"format={FORMAT_VERSION}\nmodel={model_id}\n".encode())
     h.update(json.dumps(spec.schema.to_azure(), sort_keys=True).encode())
+    h.update(json.dumps(analysis_manifest(spec.schema), sort_keys=True).encode())
     h.update(json.dumps({k: list(v) for k, v in spec.vector_sources.items()}, sort_keys=True).encode())
     h.update(records_blob)
     return h.hexdigest()
+
+
+def analysis_manifest(schema: IndexSchema) -> dict[str, dict[str, Any]]:
+    """Each searchable field's analysis as written to the manifest (and hashed into the inputs)."""
+    return {name: a.describe() for name, a in analysis_of_schema(schema).items()}
 
 
 def _hnsw_params(schema: IndexSchema, field: str) -> tuple[int, int, int]:
@@ -133,12 +145,16 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         recs.append(clean)
     n = len(recs)
     vecs: dict[str, np.ndarray] = {}
+    origin: dict[str, str] = {}
     for vn in vector_names:
         if vectors is not None and vn in vectors:
             arr = np.asarray(vectors[vn], dtype=np.float32)
+            origin[vn] = "given"
         elif len(given[vn]) == n and n:
             arr = np.asarray(given[vn], dtype=np.float32)
+            origin[vn] = "records"
         else:
+            origin[vn] = "embedder"
             sources = spec.vector_sources.get(vn)
             if not sources:
                 raise InputDataError(
@@ -155,10 +171,13 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         for c in schema.semantic_configurations:
             sem[c.name] = normalise(embedder.embed([semantic_text(schema, r, c.name) for r in recs],
                                                    progress=progress))
-    keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs]) for f in schema.searchable_fields}
+    analyses = analysis_of_schema(schema)
+    keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs], analyses[f])
+               for f in schema.searchable_fields}
     if input_hash is None:  # built from records in memory: the content itself identifies the index
         h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={getattr(embedder, 'model_id', None)}\n".encode())
         h.update(json.dumps(schema.to_azure(), sort_keys=True).encode())
+        h.update(json.dumps(analysis_manifest(schema), sort_keys=True).encode())
         h.update(json.dumps(recs, sort_keys=True, default=str).encode())
         for vn in sorted(vecs):
             h.update(vecs[vn].tobytes())
@@ -202,6 +221,8 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         "now": spec.now,
         "graphs": graphs,
         "semantic": sem_files,
+        "analysis": {name: kf.analysis.describe() for name, kf in keyword.items()},
+        "vector_origin": origin,
     }, indent=2))
 
 

@@ -1,70 +1,64 @@
 """The keyword leg: BM25 (Lucene variant, bm25s) per searchable field, scored on bm25s's arrays.
 
-bm25s builds the index (tokenising, English stemming and stop words, the eager BM25
-score matrix). Queries do not go through bm25s: the query is tokenised with the same
-vocabulary and stemmer, and each query term adds its precomputed column of the CSC score
-matrix (`data`, `indices`, `indptr`, persisted as .npy files and memory-mapped) to a
-float32 score vector, exactly the additions bm25s's `get_scores` makes, without its
-per-call tokenizer set-up, progress bar and `np.add.at`. Opening an index therefore needs
-neither bm25s nor scipy.
+Each field is analysed like the Azure analyzer its index definition names (`analyzers`:
+tokenising, stop words and stemming of that language; Standard Lucene when it names none),
+and bm25s builds the eager BM25 score matrix from the resulting terms. Queries do not go
+through bm25s: the query is analysed the same way, and each query term adds its
+precomputed column of the CSC score matrix (`data`, `indices`, `indptr`, persisted as .npy
+files and memory-mapped) to a float32 score vector, exactly the additions bm25s's
+`get_scores` makes, without its per-call tokenizer set-up, progress bar and `np.add.at`.
+Opening an index therefore needs neither bm25s nor scipy.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from ragdiag.targets.local.analyzers import Analysis, Analyzer, analysis_for
 from ragdiag.targets.local.ranking import top_rows
-
-_SPLIT = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default splitter
-
-
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
 
 
 class KeywordField:
-    """BM25 over one searchable field: vocabulary, stemmer and the eager score matrix."""
+    """BM25 over one searchable field: its analysis, term vocabulary and the eager score matrix."""
 
     def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, n_docs: int,
-                 word_to_col: dict[str, int], stem_to_col: dict[str, int], stopwords: frozenset[str]) -> None:
+                 term_to_col: dict[str, int], analysis: Analysis) -> None:
         self.data = data
         self.indices = indices
         self.indptr = indptr
         self.n = int(n_docs)
-        self.word_to_col = word_to_col
-        self.stem_to_col = stem_to_col
-        self.stopwords = stopwords
-        self._stem = _stemmer().stemWord
+        self.term_to_col = term_to_col
+        self.analysis = analysis
+        self.analyzer = Analyzer(analysis)
         self._query_cache: OrderedDict[str, tuple[int, ...]] = OrderedDict()
 
     # ---- building ------------------------------------------------------------------
     @classmethod
-    def build(cls, texts: Sequence[str]) -> KeywordField:
+    def build(cls, texts: Sequence[str], analysis: Analysis | None = None) -> KeywordField:
+        """Index `texts` analysed with `analysis` (default: Azure's default, Standard Lucene)."""
         import bm25s
-        from bm25s.tokenization import Tokenizer
 
-        tok = Tokenizer(stemmer=_stemmer(), stopwords="en")
-        ids = tok.tokenize(list(texts), update_vocab=True, return_as="ids", show_progress=False)
+        analysis = analysis or analysis_for(None)
+        analyzer = Analyzer(analysis)
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(t, len(vocab)) for t in analyzer.terms(text)] for text in texts]
+        if not vocab:  # no field value has a term: nothing can match (bm25s needs one term)
+            return cls(np.empty(0, dtype=np.float32), np.empty(0, dtype=np.int32),
+                       np.zeros(1, dtype=np.int64), len(ids), {}, analysis)
         bm25 = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
         bm25.index(ids, show_progress=False)
-        col_of = {int(k): int(v) for k, v in bm25.vocab_dict.items()}
+        col_of = {int(k): int(v) for k, v in bm25.vocab_dict.items() if k != ""}  # "": empty docs
         sc = bm25.scores
-        empty = tok.word_to_id.get("")
-        word_to_col = {w: col_of[i] for w, i in tok.word_to_id.items() if w and i in col_of and i != empty}
-        stem_to_col = {s: col_of[i] for s, i in tok.stem_to_sid.items() if s and i in col_of and i != empty}
+        term_to_col = {t: col_of[i] for t, i in vocab.items() if i in col_of}
         return cls(np.ascontiguousarray(sc["data"], dtype=np.float32),
                    np.ascontiguousarray(sc["indices"], dtype=np.int32),
                    np.ascontiguousarray(sc["indptr"], dtype=np.int64), int(sc["num_docs"]),
-                   word_to_col, stem_to_col, frozenset(tok.stopwords or ()))
+                   term_to_col, analysis)
 
     # ---- persistence -----------------------------------------------------------------
     def save(self, folder: Path, name: str) -> None:
@@ -72,8 +66,8 @@ class KeywordField:
         for part in ("data", "indices", "indptr"):
             np.save(folder / f"{name}.{part}.npy", getattr(self, part))
         (folder / f"{name}.vocab.json").write_text(json.dumps({
-            "n_docs": self.n, "words": self.word_to_col, "stems": self.stem_to_col,
-            "stopwords": sorted(self.stopwords)}), encoding="utf-8")
+            "n_docs": self.n, "terms": self.term_to_col, "analysis": self.analysis.describe()}),
+            encoding="utf-8")
 
     @classmethod
     def load(cls, folder: Path, name: str) -> KeywordField:
@@ -81,7 +75,7 @@ class KeywordField:
         arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r").view(np.ndarray)
                   for part in ("data", "indices", "indptr")]
         vocab = json.loads((folder / f"{name}.vocab.json").read_text(encoding="utf-8"))
-        return cls(*arrays, vocab["n_docs"], vocab["words"], vocab["stems"], frozenset(vocab["stopwords"]))
+        return cls(*arrays, vocab["n_docs"], vocab["terms"], Analysis.from_dict(vocab["analysis"]))
 
     # ---- querying --------------------------------------------------------------------
     def clear_cache(self) -> None:
@@ -92,16 +86,8 @@ class KeywordField:
         hit = self._query_cache.get(query)
         if hit is not None:
             return hit
-        cols = []
-        for word in _SPLIT.findall(query.lower()):
-            c = self.word_to_col.get(word)
-            if c is None:
-                if word in self.stopwords:
-                    continue
-                c = self.stem_to_col.get(self._stem(word))
-                if c is None:
-                    continue
-            cols.append(c)
+        get = self.term_to_col.get
+        cols = [c for c in (get(t) for t in self.analyzer.terms(query, query=True)) if c is not None]
         out = tuple(cols)
         self._query_cache[query] = out
         if len(self._query_cache) > 8192:

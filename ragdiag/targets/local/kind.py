@@ -10,7 +10,7 @@ from ragdiag.targets.registry import OptionReader
 
 class LocalKind:
     name = "local"
-    keys = ("records", "schema", "vector_sources", "now", "name", "reranker")
+    keys = ("records", "schema", "vector_sources", "now", "name", "reranker", "embedding_model")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
         return {
@@ -20,6 +20,8 @@ class LocalKind:
             "now": options.string("now"),
             "name": options.string("name"),
             "reranker": options.string("reranker"),
+            # None: the bundled English MiniLM; see ragdiag.encoders.choice for the other forms
+            "embedding_model": options.string("embedding_model"),
         }
 
     def peek_schema(self, options: Mapping[str, Any]) -> Any:
@@ -42,11 +44,21 @@ class LocalKind:
         name = options.get("name") or schema.name
         spec = LocalIndexSpec(name=name, schema=schema, vector_sources=options.get("vector_sources") or {},
                               now=options.get("now"))
-        emb = sample_embedder()
-        return LocalTarget.from_jsonl(options["records"], spec, index_dir=default_index_dir(cache_dir(), name),
-                                      embedder=emb, reranker=load_reranker(options.get("reranker"), emb),
-                                      progress=progress, log=log)
+        model = options.get("embedding_model")
+        if model:
+            from ragdiag.encoders.choice import load_embedder
+
+            emb = load_embedder(model, cache_dir())
+        else:
+            emb = sample_embedder()
+        target = LocalTarget.from_jsonl(options["records"], spec, index_dir=default_index_dir(cache_dir(), name),
+                                        embedder=emb, reranker=load_reranker(options.get("reranker"), emb),
+                                        progress=progress, log=log)
+        # vectors that came with the records are only comparable with query text embedded by
+        # the model that made them: an explicit embedding_model says that it is this one
+        target.embedder_made_record_vectors = bool(model)
+        return target
 
     def describe(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {"records": str(options.get("records")), "schema": str(options.get("schema")),
-                "name": options.get("name")}
+                "name": options.get("name"), "embedding_model": options.get("embedding_model")}

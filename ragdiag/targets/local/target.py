@@ -98,6 +98,11 @@ class LocalTarget:
                                  if data.semantic else None)  # the default configuration's
         self.embedder = embedder
         self.reranker = reranker
+        #: where each vector field's vectors came from: "embedder", "records" or "given" (build(vectors=))
+        self._vector_origin: dict[str, str] = dict(data.manifest.get("vector_origin") or {})
+        #: whether the embedder made the vectors that came with the records (the config route sets it
+        #: from an explicit [target] embedding_model; built in code, the caller vouches for it)
+        self.embedder_made_record_vectors = True
         self._masks = FilterMasks(self.records, self._schema)
         self._boosts = DocumentBoosts(self.records)
         self._text_cache: OrderedDict[Any, Any] = OrderedDict()
@@ -166,6 +171,15 @@ class LocalTarget:
     def schema(self) -> IndexSchema:
         return self._schema
 
+    @property
+    def embedding_model(self) -> str | None:
+        """The model id of the embedder that vectorises query text (None: no embedder)."""
+        return getattr(self.embedder, "model_id", None) if self.embedder is not None else None
+
+    def text_analysis(self) -> dict[str, dict[str, Any]]:
+        """Each searchable field's analysis (the Azure analyzer imitated, stemmer, stop words)."""
+        return {name: kf.analysis.describe() for name, kf in self.keyword.items()}
+
     def count(self, filter: str | None = None) -> int:
         if not filter:
             return len(self.records)
@@ -211,7 +225,14 @@ class LocalTarget:
         for kf in self.keyword.values():
             kf.clear_cache()
 
-    def _text_vector(self, text: str) -> np.ndarray:
+    def _text_vector(self, text: str, field: str | None = None) -> np.ndarray:
+        if field is not None and not self.embedder_made_record_vectors and \
+                self._vector_origin.get(field) == "records":
+            raise TargetError(
+                f"vector field '{field}' holds vectors that came with the records, made by a model "
+                f"ragdiag does not know; embedding query text with {self.embedding_model} would compare "
+                "vectors of two different models. Fix: supply each question's vector in the goldset "
+                "(query_vector), or set [target] embedding_model to the model that made the record vectors")
         v = _lru_get(self._qvecs, text)
         if v is None:
             if self.embedder is None:
@@ -275,7 +296,7 @@ class LocalTarget:
                     if ckey in planned or ckey in self._vector_cache:
                         continue
                     planned.add(ckey)
-                    qv = self._text_vector(vq.text) if vq.text is not None else \
+                    qv = self._text_vector(vq.text, field) if vq.text is not None else \
                         query_vector(vq.array, self.vector_fields[field].dim)
                     post = self._mask(vfilter) if vfilter and pre is None else None
                     groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
@@ -357,7 +378,7 @@ class LocalTarget:
                 if core is None:
                     vf = self.vector_fields[field]
                     if qv is None:
-                        qv = self._text_vector(vq.text) if vq.text is not None else query_vector(vq.array, vf.dim)
+                        qv = self._text_vector(vq.text, field) if vq.text is not None else query_vector(vq.array, vf.dim)
                     vmask = self._mask(vfilter) if vfilter else None
                     if vmask is not None and req.vector_filter_mode == "preFilter":
                         rows, sims = vf.knn(qv, vq.k, vq.exhaustive, vmask, key_rank)
