@@ -258,7 +258,9 @@ class AuditContext:
                  probe: Probe = BASELINE, label: str | None = None) -> GoldRun:
         """Execute goldset cases under a policy (cached per policy, profile, probe and case set)."""
         # keyed by the policy object's id; the entry keeps the policy alive so the id stays unique
-        key = (id(policy), profile, probe.key, None if cases is None else tuple(c.id for c in cases))
+        # a case set is keyed by what the search depends on, not by ids alone: two goldsets can
+        # share ids (a draft and the real set) and must not share rankings
+        key = (id(policy), profile, probe.key, None if cases is None else tuple(_case_key(c) for c in cases))
         hit = self._gold_cache.get(key)
         if hit is not None and hit[0] is policy:
             return hit[1]
@@ -267,3 +269,9 @@ class AuditContext:
         run = GoldRun(label or f"{policy.name}/{profile or 'routed'}/{probe}", queries, results)
         self._gold_cache[key] = (policy, run)
         return run
+
+
+def _case_key(case: Any) -> tuple[Any, ...]:
+    """What a goldset case's search depends on: its question, route, identity and vector."""
+    return (case.id, case.question, case.intent, case.as_user, getattr(case, "as_groups", None),
+            getattr(case, "query_vector", None))
