@@ -123,6 +123,21 @@ def test_pool_size_by_hand(tmp_path):
     assert "cannot fill" not in good.headline
 
 
+def test_pool_size_unrouted_semantic_profile_is_judged_by_its_configuration_only(tmp_path):
+    # the semantic profile exists but the route sends "fact" questions to a keyword profile:
+    # no pool is measured, and the pass must not claim a measured median over 0 questions
+    policy = SOUND.replace('fact = "fact"', 'fact = "plain"', 1) + """
+[profiles.plain]
+query_type = "simple"
+"""
+    f = _check(_ctx(tmp_path, policy, GOOD_SCORES), "pool_size")
+    assert f.status == "pass"
+    assert f.headline.startswith("all 1 semantic profiles configure a pool of at least 50 candidates; "
+                                 "measured pool not run: none of the 1 questions is routed to a "
+                                 "semantic profile (fact)")
+    assert "median measured pool" not in f.headline
+
+
 def test_prerank_filters_by_hand(tmp_path):
     bad = _check(_ctx(tmp_path / "a", FAULTY, BAD_SCORES), "prerank_filters")
     # without the clause the k = 3 pool is d4, d3, d2; with it d3, d2, d1: d4 (confidence 0.7),

@@ -205,6 +205,10 @@ class PoolSize(Check):
             if q.profile in sem_names:
                 per_profile[q.profile].append(size)
         sizes = [s for vals in per_profile.values() for s in vals]
+        if not sizes:  # questions exist, but no route sends any to a semantic profile
+            v.note("measured_unrouted", profiles=tuple(sorted(sem_names)), questions=len(per_query))
+            v.passed("pass_configured", profiles=len(semantic), min=min_conf)
+            return
         v.observed("pools_measured", len(sizes))
         share_below = sum(s < min_meas for s in sizes) / len(sizes) if sizes else None
         v.metric("queries", len(sizes))
