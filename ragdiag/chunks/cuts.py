@@ -1,0 +1,294 @@
+"""Per-chunk cut flags: where one document's chunks were cut, judged against the source when it
+is known and from the chunks' own text otherwise.
+
+`judge_document(texts, lang=..., source=..., vocab=...)` returns one `CutFlags` per chunk (in the
+given order, which must be the document order). With `source` each chunk is located in the
+source text (`ragdiag.chunks.source.locate`) and its start and end are judged on the source
+around the cut: a cut between two letters or digits is mid-word, a cut that is not a sentence
+or structure boundary (`ragdiag.chunks.sentences.is_boundary`) is mid-sentence. A chunk that
+cannot be located falls back to the text judgement below, and says so (`located=False`).
+
+Without the source, neighbouring chunks are aligned: an overlap (the longest suffix of one
+chunk that starts the next, compared without whitespace so ``"contract \\n includes"`` equals
+``"contract includes"``, at any character offset, at least `MIN_OVERLAP_CHARS` non-space
+characters) tells where each cut fell inside the other chunk, so both cuts are judged with
+text on both sides. Without an overlap the two chunks meet at one cut: mid-word when both
+sides are letters or digits and either the export keeps whitespace (then a missing space is
+meaningful) or the corpus vocabulary (`Vocabulary`) knows the joined word but not both parts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
+from ragdiag.chunks.sentences import ends_sentence, is_boundary, starts_sentence
+
+MIN_OVERLAP_CHARS = 8
+#: distinct words below which "unknown" means nothing (only a known joined word counts then)
+MIN_VOCABULARY = 3000
+WINDOW = 800
+CONTEXT = 300
+_WS = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_TABLE_OPEN = re.compile(r"<table\b", re.I)
+_TABLE_CLOSE = re.compile(r"</table\s*>", re.I)
+_MD_HEADING = re.compile(r"#{1,6}\s+\S")
+
+
+@dataclass
+class CutFlags:
+    """What is wrong at one chunk's edges (the per-chunk ``flags`` of ``ragdiag chunks --json``).
+
+    A sentence flag is None when the text has no sentence punctuation to judge (normalised
+    text); `located` says whether the source was used for this chunk."""
+
+    key: str
+    end_mid_sentence: bool | None = False
+    start_mid_sentence: bool | None = False
+    end_mid_word: bool = False
+    start_mid_word: bool = False
+    heading_only: bool = False
+    split_table: bool = False
+    tiny: bool = False
+    oversized: bool = False
+    overlap_words: int = 0
+    located: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d.pop("located")
+        return d
+
+
+class Vocabulary:
+    """Word counts over the chunks' interior words (not a chunk's first or last word, which may
+    be fragments): tells a split word ("under" | "standing") from two words."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def add(self, texts: Iterable[str]) -> None:
+        for t in texts:
+            words = _WORD.findall(t.lower())
+            if len(words) > 2:
+                self.counts.update(words[1:-1])
+
+    def split_word(self, a: str, b: str) -> bool:
+        """Whether fragments `a` (end of one chunk) and `b` (start of the next) are one word."""
+        if not a or not b:
+            return False
+        if a.isdigit() and b.isdigit():
+            return True
+        if b[0].isupper() and not a.isupper():
+            return False  # "... Payment" | "Invoices ...": a new word starts
+        c = self.counts
+        la, lb = a.lower(), b.lower()
+        joined = c.get(la + lb, 0)
+        known_a, known_b = c.get(la, 0) > 0, c.get(lb, 0) > 0
+        if joined:
+            return True
+        # two unknown parts: a split rare word, when the vocabulary is large enough to know words
+        return len(c) >= MIN_VOCABULARY and not known_a and not known_b and b[0].islower()
+
+
+def _squeeze(s: str) -> str:
+    return _WS.sub("", s)
+
+
+def _nth_nonspace_end(s: str, k: int) -> int:
+    """Index in `s` just after its k-th non-space character."""
+    seen = 0
+    for i, ch in enumerate(s):
+        if not ch.isspace():
+            seen += 1
+            if seen == k:
+                return i + 1
+    return len(s)
+
+
+def _nth_nonspace_from_end(s: str, k: int) -> int:
+    """Index in `s` of the k-th non-space character counted from the end."""
+    seen = 0
+    for i in range(len(s) - 1, -1, -1):
+        if not s[i].isspace():
+            seen += 1
+            if seen == k:
+                return i
+    return 0
+
+
+def overlap(prev: str, cur: str) -> tuple[int, int, int]:
+    """(start of the overlap in `prev`, end of the overlap in `cur`, words in it); (len(prev), 0, 0)
+    without an overlap. Whitespace-insensitive, any character offset, at least
+    `MIN_OVERLAP_CHARS` non-space characters, within the last `WINDOW` characters of `prev`."""
+    tail = _squeeze(prev[-WINDOW:])
+    head = _squeeze(cur[:WINDOW])
+    if len(head) < MIN_OVERLAP_CHARS or len(tail) < MIN_OVERLAP_CHARS:
+        return len(prev), 0, 0
+    probe = head[:MIN_OVERLAP_CHARS]
+    pos = tail.find(probe)
+    while pos >= 0:
+        n = len(tail) - pos
+        if head.startswith(tail[pos:]) if n <= len(head) else False:
+            start = _nth_nonspace_from_end(prev, n)
+            end = _nth_nonspace_end(cur, n)
+            return start, end, len(cur[:end].split())
+        pos = tail.find(probe, pos + 1)
+    return len(prev), 0, 0
+
+
+def _lines(s: str) -> list[str]:
+    return [ln for ln in (x.strip() for x in s.split("\n")) if ln]
+
+
+def _heading_only(s: str) -> bool:
+    lines = _lines(s)
+    return bool(lines) and len(lines) <= 3 and all(
+        is_heading(ln) or _MD_HEADING.match(ln) is not None for ln in lines)
+
+
+def _table_state(s: str) -> tuple[bool, bool, bool, bool]:
+    """(starts inside a table, ends inside a table, starts with a header row, has a table)."""
+    opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
+    closes = [m.start() for m in _TABLE_CLOSE.finditer(s)]
+    html_start = bool(closes) and (not opens or closes[0] < opens[0])
+    html_end = bool(opens) and (not closes or opens[-1] > closes[-1])
+    lines = _lines(s) if "|" in s else []
+    md_start = bool(lines) and _is_table_line(lines[0])
+    md_end = bool(lines) and _is_table_line(lines[-1])
+    header = md_start and len(lines) > 1 and _is_sep_line(lines[1])
+    return (html_start or (md_start and not header)), (html_end or md_end), header, bool(
+        opens or closes or md_start or md_end)
+
+
+def _last_frag(s: str) -> str:
+    m = re.search(r"(\w+)\W*$", s) if s and s[-1].isalnum() else None
+    return m.group(1) if m else ""
+
+
+def _first_frag(s: str) -> str:
+    m = _WORD.match(s) if s and s[0].isalnum() else None
+    return m.group(0) if m else ""
+
+
+def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en",
+                   source: str | None = None, vocab: Vocabulary | None = None,
+                   keeps_whitespace: bool = False, punctuated: bool = True) -> list[CutFlags]:
+    """Cut flags of one document's chunks (in document order); see the module docstring."""
+    from ragdiag.chunks.source import locate
+
+    flags = [CutFlags(key=k) for k in keys]
+    n = len(texts)
+    spans = locate(source, texts) if source is not None else [None] * n
+    for i, f in enumerate(flags):
+        f.heading_only = _heading_only(texts[i]) and i + 1 < n
+    states = [_table_state(t) for t in texts]
+    for i in range(n):
+        a_in, a_end, _, _ = states[i]
+        if i + 1 < n:
+            b_in = states[i + 1][0]
+            if a_end and b_in:
+                flags[i].split_table = flags[i + 1].split_table = True
+        elif a_end and (texts[i].count("<table") > texts[i].count("</table")):
+            flags[i].split_table = True
+    # edges judged against the source
+    for i, span in enumerate(spans):
+        if span is None:
+            continue
+        s, e = span
+        f = flags[i]
+        f.located = True
+        f.start_mid_word = 0 < s < len(source) and source[s - 1].isalnum() and source[s].isalnum()
+        f.end_mid_word = 0 < e < len(source) and source[e - 1].isalnum() and source[e].isalnum()
+        if punctuated:
+            f.start_mid_sentence = s > 0 and not is_boundary(source[max(0, s - CONTEXT):s],
+                                                             source[s:s + CONTEXT], lang)
+            f.end_mid_sentence = e < len(source) and not is_boundary(source[max(0, e - CONTEXT):e],
+                                                                     source[e:e + CONTEXT], lang)
+        if i > 0 and spans[i - 1] is not None:
+            ps, pe = spans[i - 1]
+            if s < pe:
+                f.overlap_words = len(source[s:pe].split())
+    # edges judged from the chunks' text (the pairs the source did not settle)
+    for i in range(n):
+        f = flags[i]
+        cur = texts[i]
+        if i == 0:
+            if not f.located:
+                st = starts_sentence(cur, lang)
+                f.start_mid_sentence = (st is False) if punctuated else None
+        if i + 1 == n:
+            if not f.located:
+                f.end_mid_sentence = (not is_boundary(cur, None, lang)) if punctuated else None
+            continue
+        nxt = texts[i + 1]
+        g = flags[i + 1]
+        if f.located and g.located:
+            continue
+        a_start, b_end, words = overlap(cur, nxt)
+        if not g.located:
+            g.overlap_words = words
+        if words:
+            if not f.located:
+                after = nxt[b_end:]
+                f.end_mid_word = bool(cur.rstrip()) and cur.rstrip()[-1].isalnum() and after[:1].isalnum()
+                if punctuated:
+                    f.end_mid_sentence = not is_boundary(cur, after, lang) if after.strip() else \
+                        not is_boundary(cur, None, lang)
+            if not g.located:
+                before = cur[:a_start]
+                g.start_mid_word = bool(before) and before[-1].isalnum() and nxt.lstrip()[:1].isalnum()
+                if punctuated:
+                    g.start_mid_sentence = bool(before.strip()) and not is_boundary(before, nxt, lang)
+            continue
+        stripped = not keeps_whitespace or not (cur[-1:].isspace() or nxt[:1].isspace())
+        gap_known = keeps_whitespace
+        a, b = cur.rstrip(), nxt.lstrip()
+        mid_word = False
+        if a and b and a[-1].isalnum() and b[0].isalnum() and a == cur and b == nxt:
+            if keeps_whitespace:
+                mid_word = True
+            elif vocab is not None:
+                mid_word = vocab.split_word(_last_frag(a), _first_frag(b))
+        if punctuated:
+            cut = not mid_word and not is_boundary(cur, nxt, lang, gap_known=gap_known and not stripped)
+            cut = cut or mid_word
+            if not f.located:
+                f.end_mid_sentence = cut
+            if not g.located:
+                g.start_mid_sentence = cut or starts_sentence(nxt, lang) is False
+        if not f.located:
+            f.end_mid_word = mid_word
+        if not g.located:
+            g.start_mid_word = mid_word
+    return flags
+
+
+def is_punctuated(texts: Iterable[str], sample: int = 2000) -> bool:
+    """Whether the text has sentence punctuation at all (normalised IR text often has none: then
+    no sentence boundary can be judged)."""
+    n = hits = 0
+    for t in texts:
+        n += 1
+        hits += any(ch in t for ch in ".!?")
+        if n >= sample:
+            break
+    return n == 0 or hits / n >= 0.5
+
+
+def keeps_whitespace(texts: Iterable[str], sample: int = 2000) -> bool:
+    """Whether the export keeps the whitespace at its cuts (a fixed-size cutter does; most
+    splitters strip it): then two letters meeting at a cut are a split word."""
+    n = ws = 0
+    for t in texts:
+        if not t:
+            continue
+        n += 1
+        ws += t[0].isspace() or t[-1].isspace()
+        if n >= sample:
+            break
+    return n > 0 and ws / n >= 0.2
