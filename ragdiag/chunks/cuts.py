@@ -28,8 +28,6 @@ from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
 from ragdiag.chunks.sentences import ends_sentence, is_boundary, starts_sentence
 
 MIN_OVERLAP_CHARS = 8
-#: distinct words below which "unknown" means nothing (only a known joined word counts then)
-MIN_VOCABULARY = 3000
 WINDOW = 800
 CONTEXT = 300
 _WS = re.compile(r"\s+")
@@ -81,18 +79,16 @@ class Vocabulary:
         """Whether fragments `a` (end of one chunk) and `b` (start of the next) are one word."""
         if not a or not b:
             return False
-        if a.isdigit() and b.isdigit():
-            return True
         if b[0].isupper() and not a.isupper():
             return False  # "... Payment" | "Invoices ...": a new word starts
         c = self.counts
         la, lb = a.lower(), b.lower()
         joined = c.get(la + lb, 0)
         known_a, known_b = c.get(la, 0) > 0, c.get(lb, 0) > 0
-        if joined:
-            return True
-        # two unknown parts: a split rare word, when the vocabulary is large enough to know words
-        return len(c) >= MIN_VOCABULARY and not known_a and not known_b and b[0].islower()
+        # a joined word the corpus uses, not both parts words of their own ("under" | "standing"
+        # is one word only when "understanding" occurs); two unknown parts are not enough: names
+        # and rare words meet at cuts too
+        return joined > 0 and not (known_a and known_b)
 
 
 def _squeeze(s: str) -> str:

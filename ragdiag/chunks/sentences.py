@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from ragdiag.chunks.boundaries import _is_table_line, _LIST_ITEM, is_heading
+from ragdiag.chunks.boundaries import _is_table_line, is_heading
 
 _EN_ABBREV = frozenset("""
 mr mrs ms dr prof st jr sr mt ave inc ltd co corp dept est fig figs no nos vol vols pp approx
@@ -49,11 +49,14 @@ jan feb mär apr jun jul aug sep sept okt nov dez
 """.split())
 _CLOSERS = "\"'”’»«“)]"
 _ENDERS = ".!?…"
+_MD_HEADING = re.compile(r"#{1,6}\s+\S")
 _WORD_END = re.compile(r"(\S+)\s*$")
 _TWO_LAST = re.compile(r"(\S+)\s+(\S+)\s*$")
 _INITIAL = re.compile(r"[A-ZÄÖÜ]\.")
 _ORDINAL = re.compile(r"\d{1,3}\.")
 _OPENERS = "\"'„“‘«»(["
+#: list items: bullets, "1." "2a." "(3)" "a)" "iv." (German law text numbers items "2a.")
+_LIST_ITEM = re.compile(r"(?:[-*•·–+]|\d{1,3}[a-z]?[.)]|[a-z][.)]|\([a-z0-9]{1,3}\)|[ivx]{1,4}\.)\s+\S")
 
 
 def _last_line(text: str) -> tuple[str, bool]:
@@ -74,6 +77,11 @@ def _first_line(text: str) -> tuple[str, bool]:
 
 def _structural(line: str) -> bool:
     """A heading, list item or table row: a unit of its own, not a sentence to cut."""
+    return _marked(line) or is_heading(line)
+
+
+def _marked(line: str) -> bool:
+    """A unit marked as such: a Markdown heading, a list item, a table row, an HTML tag line."""
     if not line:
         return True
     c = line[0]
@@ -81,9 +89,9 @@ def _structural(line: str) -> bool:
         return True
     if c == "<" and line.endswith(">"):
         return True  # an HTML tag line (<table>, </tr>, ...)
-    if (c in "-*•·–+(" or c.isdigit() or (c.islower() and line[1:2] in ".)")) and _LIST_ITEM.match(line):
+    if c == "#" and _MD_HEADING.match(line):
         return True
-    return is_heading(line)
+    return (c in "-*•·–+(" or c.isdigit() or c.islower()) and _LIST_ITEM.match(line) is not None
 
 
 def _abbreviation(before: str, lang: str) -> str:
@@ -94,7 +102,7 @@ def _abbreviation(before: str, lang: str) -> str:
     prev = m.group(1) if m else ""
     low = last.lower()
     core = low[:-1]
-    if _INITIAL.fullmatch(last):
+    if _INITIAL.fullmatch(last) and not (last == "I." and lang == "en"):
         # "z. B." "d. h." "u. a." read as two tokens; a lone capital initial ("J.") too
         return "abbr"
     if prev and len(prev) == 2 and prev[1] == "." and prev[0].isalpha() and len(last) == 2:
@@ -124,7 +132,8 @@ def ends_sentence(before: str, lang: str = "en", after: str | None = None) -> bo
         return True
     ch = t[-1]
     if ch not in _ENDERS:
-        return False
+        # an utterance broken off inside quotes ('you see--"') ends there
+        return t != s and t.endswith(("--", "—", "–"))
     nxt = _first_char(after)
     if ch == ".":
         kind = _abbreviation(t, lang)
@@ -172,14 +181,19 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
         return True  # a paragraph break
     line_break = "\n" in gap or not gap_known
     if line_break or after is None:
-        if _structural(last) and not (after is not None and _continues_lower(after)):
+        if _marked(last):
+            return True
+        # a title-case "heading" the next chunk continues in lower case was a cut line
+        if is_heading(last) and not (after is not None and _continues_lower(after)):
             return True
     if after is not None:
         first, _ = _first_line(after)
-        if line_break and first and _structural(first) and not first[0].islower():
+        if line_break and first and (_marked(first) or (is_heading(first) and not first[0].islower())):
             return True
         if line_break and last.endswith(":"):
             return True  # "... the following:" then a list or table
+        if line_break and last.endswith(("--", "—", ":")) and first[:1] in "\"„“«»":
+            return True  # 'I said--' then a new paragraph of dialogue
     return ends_sentence(before, lang, after)
 
 

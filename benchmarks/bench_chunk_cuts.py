@@ -1,0 +1,131 @@
+"""Accuracy and speed of the chunk cut judgement (`ragdiag chunks`) on labelled sets.
+
+Reads the sets `chunk_sets.py` writes (chunks.jsonl, labels.jsonl, sources.jsonl per set),
+runs `ragdiag.chunks.export.analyse_export` on each twice -- with the sources (``--source``)
+and without -- and reports, per set and measure (``end_mid_sentence``, ``start_mid_sentence``,
+``end_mid_word``, ``start_mid_word``), precision and recall of the per-chunk flags against the
+labels. A document's last chunk end and first chunk start are not cuts and are left out.
+
+``--speed N`` also times one `analyse_export` over N chunks (the sets' chunks repeated under
+new document ids), without and with the source, single process.
+
+    python benchmarks/bench_chunk_cuts.py /tmp/chunksets [--speed 200000] [--out benchmarks/results/chunk_cuts.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from ragdiag.chunks.export import analyse_export  # noqa: E402
+from ragdiag.chunks.files import infer_roles  # noqa: E402
+
+MEASURES = ("end_mid_sentence", "start_mid_sentence", "end_mid_word", "start_mid_word")
+
+
+def _load(set_dir: Path) -> tuple[list[dict], dict[str, dict], dict[str, str]]:
+    chunks = [json.loads(x) for x in (set_dir / "chunks.jsonl").open(encoding="utf-8")]
+    labels = {r["key"]: r for r in map(json.loads, (set_dir / "labels.jsonl").open(encoding="utf-8"))}
+    sources = {r["id"]: r["text"] for r in map(json.loads, (set_dir / "sources.jsonl").open(encoding="utf-8"))}
+    return chunks, labels, sources
+
+
+def score(chunks: list[dict], labels: dict[str, dict], sources: dict[str, str] | None, lang: str) -> dict:
+    roles = infer_roles(chunks[0].keys())
+    v = analyse_export(chunks, roles, lang=lang, sources=sources)
+    first = {}
+    last = {}
+    for c in chunks:
+        first.setdefault(c["sourcefile"], c["id"])
+        last[c["sourcefile"]] = c["id"]
+    edge_ok = {"start": set(first.values()), "end": set(last.values())}
+    out = {}
+    for m in MEASURES:
+        skip = edge_ok["start" if m.startswith("start") else "end"]
+        tp = fp = fn = 0
+        judged = 0
+        for f in v.flags:
+            if f.key in skip:
+                continue
+            got = getattr(f, m)
+            if got is None:
+                continue
+            judged += 1
+            want = labels[f.key][m]
+            tp += bool(got) and want
+            fp += bool(got) and not want
+            fn += (not got) and want
+        out[m] = {"positives": tp + fn, "judged": judged, "tp": tp, "fp": fp, "fn": fn,
+                  "precision": tp / (tp + fp) if tp + fp else None,
+                  "recall": tp / (tp + fn) if tp + fn else None}
+    out["_located"] = v.counts["chunks_located_in_source"]
+    out["_sentences_judged"] = v.counts["sentences_judged"]
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def speed(set_dirs: list[Path], n: int) -> dict:
+    pool: list[dict] = []
+    srcs: dict[str, str] = {}
+    rep = 0
+    while len(pool) < n:
+        for d in set_dirs:
+            chunks, _, sources = _load(d)
+            for c in chunks:
+                pool.append({**c, "sourcefile": f"r{rep}/{d.name}/{c['sourcefile']}"})
+            for k, t in sources.items():
+                srcs[f"r{rep}/{d.name}/{k}"] = t
+            if len(pool) >= n:
+                break
+        rep += 1
+    pool = pool[:n]
+    roles = infer_roles(pool[0].keys())
+    res = {"chunks": n, "load_1min_before": os.getloadavg()[0]}
+    for label, s in (("without_source", None), ("with_source", srcs)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        analyse_export(pool, roles, lang="en", sources=s)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        res[label] = {"seconds": round(wall, 2), "chunks_per_s": round(n / wall), "cpu_s": round(cpu, 2),
+                      "chunks_per_cpu_s": round(n / cpu)}
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sets", type=Path)
+    ap.add_argument("--speed", type=int, default=0)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    dirs = sorted(p for p in args.sets.iterdir() if (p / "chunks.jsonl").is_file())
+    results = {}
+    print("| set | source | measure | positives | precision | recall |")
+    print("|---|---|---|---:|---:|---:|")
+    for d in dirs:
+        chunks, labels, sources = _load(d)
+        lang = d.name.split(".")[0].rsplit("-", 1)[-1]
+        results[d.name] = {}
+        for mode, s in (("with", sources), ("without", None)):
+            r = score(chunks, labels, s, lang)
+            results[d.name][mode] = r
+            for m in MEASURES:
+                x = r[m]
+                print(f"| {d.name} | {mode} | {m} | {x['positives']} | {_fmt(x['precision'])} | {_fmt(x['recall'])} |")
+    if args.speed:
+        results["_speed"] = speed(dirs, args.speed)
+        print(json.dumps(results["_speed"], indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
