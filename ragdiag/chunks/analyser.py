@@ -41,6 +41,7 @@ from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
 from ragdiag.chunks.report import ChunkReport
+from ragdiag.chunks.sentences import ends_sentence
 from ragdiag.chunks.tokens import _TokenModel, token_counter
 
 MAX_BUFFERED = 20_000
@@ -312,6 +313,10 @@ class _Analyser:
                 self.pairs_overlap += 1
                 self.overlap_words.append(k)
                 self.example("overlap", cur.key, partial(_overlap_excerpt, cur.head, k))
+            # the sentence model of `ragdiag chunks`: "Mr." "z. B." "am 1." ";" and a stop the next
+            # chunk continues in lower case end no sentence
+            if prev.end == "sentence" and not k and not ends_sentence(prev.tail, "any", cur.head):
+                prev.end = "mid"
             # the chunker moved the full stop to the next chunk (LangChain's keep_separator="start"
             # with ". " as separator): the sentence ended, its punctuation is misplaced
             f = cur.first_line

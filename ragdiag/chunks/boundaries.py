@@ -240,8 +240,9 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     if end == "list":
         m = _NUMBER_PREFIX.match(last)
         c.last_number = int(m.group(1)) if m else None
-    c.head = s[:HEAD_CHARS].replace("\n", " ")
-    c.tail = s[-HEAD_CHARS:].replace("\n", " ") if len(s) > HEAD_CHARS else c.head
+    # whitespace runs collapsed: "contract \n includes" is two words in either chunk
+    c.head = " ".join(s[:HEAD_CHARS].split())
+    c.tail = " ".join(s[-HEAD_CHARS:].split()) if len(s) > HEAD_CHARS else c.head
     return c
 
 
