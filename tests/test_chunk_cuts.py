@@ -240,3 +240,62 @@ def test_check_chunk_file_errors_name_the_problem(tmp_path) -> None:
     f.write_text('{"body": "x"}\n')
     with pytest.raises(ConfigError, match="no field 'nope'"):
         check_chunk_file(f, maps=["content=nope"])
+
+
+# ---- the chunk_boundaries check on an Azure-sample index (sourcepage / sourcefile) -------------
+def _azure_sample_target(tmp_path, drop_page_every: int = 0):
+    from ragdiag.model.schema import IndexSchema
+    from tests.test_check_chunk_boundaries import JsonlTarget
+
+    schema = IndexSchema.from_azure({"name": "gptkbindex", "fields": [
+        {"name": "id", "type": "Edm.String", "key": True},
+        {"name": "content", "type": "Edm.String", "searchable": True},
+        {"name": "sourcepage", "type": "Edm.String", "filterable": True},
+        {"name": "sourcefile", "type": "Edm.String", "filterable": True}]})
+    paras = [p for p in EN_SOURCE.split("\n\n") if p.strip()] * 10
+    path = tmp_path / "records.jsonl"
+    with path.open("w") as fh:
+        for i, p in enumerate(paras):
+            page = "" if drop_page_every and i % drop_page_every == 0 else f"guide.pdf#page={1 + i // 4}"
+            fh.write(json.dumps({"id": f"guide-{i}", "content": p, "sourcepage": page,
+                                 "sourcefile": "guide.pdf"}) + "\n")
+    return JsonlTarget(path, schema=schema)
+
+
+def _run_boundaries(target, fields=None):
+    from ragdiag.checks.registry import get, run_check
+    from ragdiag.engine.context import AuditContext
+    from ragdiag.inputs.checklist import load_checklist
+
+    config = None
+    if fields is not None:
+        from types import SimpleNamespace
+
+        config = SimpleNamespace(target=SimpleNamespace(fields=fields))
+    ctx = AuditContext(config=config, target=target, runner=None)
+    return run_check(get("chunk_boundaries"), ctx, load_checklist()["chunk_boundaries"])
+
+
+@pytest.mark.parametrize("fields", [None, {"document": "sourcefile", "page": "sourcepage"}])
+def test_check_reads_sourcepage_and_sourcefile_without_a_metadata_failure(tmp_path, fields) -> None:
+    finding = _run_boundaries(_azure_sample_target(tmp_path), fields)
+    assert "citation" not in finding.headline, finding.headline
+    assert finding.status != "fail", finding.headline
+    planted = _run_boundaries(_azure_sample_target(tmp_path, drop_page_every=5), fields)
+    assert planted.status == "fail" and "lack citation metadata" in planted.headline, planted.headline
+
+
+def test_target_fields_option_is_checked() -> None:
+    from ragdiag.chunks.fields import ChunkFields, read_field_roles
+    from ragdiag.errors import ConfigError
+    from ragdiag.sample.schema import sample_schema
+    from ragdiag.targets.registry import OptionReader
+
+    assert read_field_roles(OptionReader({"fields": {"document": "sourcefile"}})) == {"document": "sourcefile"}
+    with pytest.raises(ConfigError, match="unknown role"):
+        read_field_roles(OptionReader({"fields": {"doc": "sourcefile"}}))
+    with pytest.raises(ConfigError, match="must map chunk roles"):
+        read_field_roles(OptionReader({"fields": ["sourcefile"]}))
+    with pytest.raises(ConfigError, match="no field 'nope'"):
+        ChunkFields.from_schema(sample_schema(), roles={"page": "nope"})
+    assert ChunkFields.from_schema(sample_schema(), roles={"page": "doc_id"}).page == "doc_id"

@@ -183,6 +183,7 @@ def test_two_word_coincidence_is_not_overlap():
 # ---- metadata, sizes, duplicates -------------------------------------------------------------------
 
 def test_missing_page_and_empty_values():
+    """Citable: a document id and a page (Azure's samples store no position)."""
     records = [
         rec("A-1", "One sentence.", pos=0),
         rec("A-2", "Two sentence.", pos=1, page=None),
@@ -190,15 +191,15 @@ def test_missing_page_and_empty_values():
         rec("A-4", "Four sentence.", pos=None, parent=None, section="  "),
     ]
     r = analyse(records)
-    assert r.missing_citation == 3
-    assert r.missing_citation_share == pytest.approx(0.75)
+    assert r.missing_citation == 2
+    assert r.missing_citation_share == pytest.approx(0.5)
     assert r.metadata_present["page"] == pytest.approx(0.5)
     assert r.metadata_present["position"] == pytest.approx(0.75)
     assert r.metadata_present["document id"] == 1.0
     assert r.metadata_present["parent id"] == pytest.approx(0.75)
     assert r.metadata_present["section title"] == pytest.approx(0.75)
-    assert {k for k, _ in r.examples["missing_citation"]} == {"A-2", "A-3", "A-4"}
-    assert dict(r.examples["missing_citation"])["A-4"] == "missing position"
+    assert {k for k, _ in r.examples["missing_citation"]} == {"A-2", "A-3"}
+    assert dict(r.examples["missing_citation"])["A-2"] == "missing page"
 
 
 def test_index_without_page_field_lacks_citation_everywhere():

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
-from ragdiag.chunks.sentences import ends_sentence, is_boundary, starts_sentence
+from ragdiag.chunks.sentences import is_boundary, starts_sentence
 
 MIN_OVERLAP_CHARS = 8
 WINDOW = 800
@@ -97,31 +97,25 @@ def _squeeze(s: str) -> str:
 
 def _nth_nonspace_end(s: str, k: int) -> int:
     """Index in `s` just after its k-th non-space character."""
-    seen = 0
-    for i, ch in enumerate(s):
-        if not ch.isspace():
-            seen += 1
-            if seen == k:
-                return i + 1
-    return len(s)
+    m = re.match(rf"(?:\s*\S){{{k}}}", s)
+    return m.end() if m else len(s)
 
 
 def _nth_nonspace_from_end(s: str, k: int) -> int:
     """Index in `s` of the k-th non-space character counted from the end."""
-    seen = 0
-    for i in range(len(s) - 1, -1, -1):
-        if not s[i].isspace():
-            seen += 1
-            if seen == k:
-                return i
-    return 0
+    m = re.match(rf"(?:\s*\S){{{k}}}", s[::-1]) if k else None
+    return len(s) - m.end() if m else 0
 
 
 def overlap(prev: str, cur: str) -> tuple[int, int, int]:
     """(start of the overlap in `prev`, end of the overlap in `cur`, words in it); (len(prev), 0, 0)
     without an overlap. Whitespace-insensitive, any character offset, at least
     `MIN_OVERLAP_CHARS` non-space characters, within the last `WINDOW` characters of `prev`."""
-    tail = _squeeze(prev[-WINDOW:])
+    raw_tail = prev[-WINDOW:]
+    first = cur.lstrip()[:MIN_OVERLAP_CHARS].split(None, 1)
+    if first and len(first[0]) >= 4 and first[0] not in raw_tail:
+        return len(prev), 0, 0  # the first word of `cur` is nowhere in `prev`'s tail: no overlap
+    tail = _squeeze(raw_tail)
     head = _squeeze(cur[:WINDOW])
     if len(head) < MIN_OVERLAP_CHARS or len(tail) < MIN_OVERLAP_CHARS:
         return len(prev), 0, 0

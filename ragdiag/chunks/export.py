@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdiag.chunks.cuts import CutFlags, Vocabulary, is_punctuated, judge_document, keeps_whitespace
+from ragdiag.chunks.cuts import (
+    CutFlags,
+    Vocabulary,
+    is_punctuated,
+    judge_document,
+    keeps_whitespace,
+)
 from ragdiag.chunks.fields import _order_key
 from ragdiag.chunks.files import ChunkRoles
 

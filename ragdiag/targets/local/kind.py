@@ -10,9 +10,11 @@ from ragdiag.targets.registry import OptionReader
 
 class LocalKind:
     name = "local"
-    keys = ("records", "schema", "vector_sources", "now", "name", "reranker")
+    keys = ("records", "schema", "vector_sources", "now", "name", "reranker", "fields")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
+        from ragdiag.chunks.fields import read_field_roles
+
         return {
             "records": options.path("records", required=True),
             "schema": options.path("schema", required=True),
@@ -20,6 +22,7 @@ class LocalKind:
             "now": options.string("now"),
             "name": options.string("name"),
             "reranker": options.string("reranker"),
+            "fields": read_field_roles(options),
         }
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
