@@ -32,6 +32,7 @@ WINDOW = 800
 CONTEXT = 300
 _WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
+_LAST_WORD = re.compile(r"\w+$")
 _TABLE_OPEN = re.compile(r"<table\b", re.I)
 _TABLE_CLOSE = re.compile(r"</table\s*>", re.I)
 _MD_HEADING = re.compile(r"#{1,6}\s+\S")
@@ -66,8 +67,9 @@ class Vocabulary:
     """Word counts over the chunks' interior words (not a chunk's first or last word, which may
     be fragments): tells a split word ("under" | "standing") from two words."""
 
-    def __init__(self) -> None:
+    def __init__(self, texts: Iterable[str] = ()) -> None:
         self.counts: Counter[str] = Counter()
+        self._pending = texts  # counted on first use: most exports never need the vocabulary
 
     def add(self, texts: Iterable[str]) -> None:
         for t in texts:
@@ -79,6 +81,9 @@ class Vocabulary:
         """Whether fragments `a` (end of one chunk) and `b` (start of the next) are one word."""
         if not a or not b:
             return False
+        if self._pending:
+            pending, self._pending = self._pending, ()
+            self.add(pending)
         if b[0].isupper() and not a.isupper():
             return False  # "... Payment" | "Invoices ...": a new word starts
         c = self.counts
@@ -112,7 +117,8 @@ def overlap(prev: str, cur: str) -> tuple[int, int, int]:
     without an overlap. Whitespace-insensitive, any character offset, at least
     `MIN_OVERLAP_CHARS` non-space characters, within the last `WINDOW` characters of `prev`."""
     raw_tail = prev[-WINDOW:]
-    first = cur.lstrip()[:MIN_OVERLAP_CHARS].split(None, 1)
+    # fast rejection: an overlap starts with `cur`'s first word (or a part of a word in `prev`)
+    first = cur[:60].split(None, 1)
     if first and len(first[0]) >= 4 and first[0] not in raw_tail:
         return len(prev), 0, 0  # the first word of `cur` is nowhere in `prev`'s tail: no overlap
     tail = _squeeze(raw_tail)
@@ -136,6 +142,8 @@ def _lines(s: str) -> list[str]:
 
 
 def _heading_only(s: str) -> bool:
+    if len(s) > 400:
+        return False
     lines = _lines(s)
     return bool(lines) and len(lines) <= 3 and all(
         is_heading(ln) or _MD_HEADING.match(ln) is not None for ln in lines)
@@ -156,8 +164,8 @@ def _table_state(s: str) -> tuple[bool, bool, bool, bool]:
 
 
 def _last_frag(s: str) -> str:
-    m = re.search(r"(\w+)\W*$", s) if s and s[-1].isalnum() else None
-    return m.group(1) if m else ""
+    m = _LAST_WORD.search(s[-80:]) if s and s[-1].isalnum() else None
+    return m.group(0) if m else ""
 
 
 def _first_frag(s: str) -> str:
@@ -207,6 +215,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
     for i in range(n):
         f = flags[i]
         cur = texts[i]
+        if len(cur) > 2 * CONTEXT + WINDOW:
+            cur = cur[:CONTEXT] + "\n\n" + cur[-(CONTEXT + WINDOW):]  # what the judgement reads
         if i == 0:
             if not f.located:
                 st = starts_sentence(cur, lang)
@@ -215,7 +225,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
             if not f.located:
                 f.end_mid_sentence = (not is_boundary(cur, None, lang)) if punctuated else None
             continue
-        nxt = texts[i + 1]
+        nxt = texts[i + 1][:WINDOW + CONTEXT]
         g = flags[i + 1]
         if f.located and g.located:
             continue

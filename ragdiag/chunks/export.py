@@ -31,7 +31,7 @@ MEASURES = ("end_mid_sentence", "start_mid_sentence", "end_mid_word", "start_mid
             "heading_only", "split_table", "tiny", "oversized")
 EXAMPLES_PER_MEASURE = 3
 CONTEXT_CHARS = 90
-VOCAB_CHUNKS = 50_000
+VOCAB_CHUNKS = 20_000
 
 
 def _spec() -> Any:
@@ -142,9 +142,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     if roles.position:
         for idx in docs.values():
             idx.sort(key=lambda i: (_order_key(records[i].get(roles.position)), i))
-    vocab = Vocabulary()
-    step = max(1, len(texts) // VOCAB_CHUNKS)
-    vocab.add(texts[::step])
+    vocab = Vocabulary(texts[::max(1, len(texts) // VOCAB_CHUNKS)])
     keeps = keeps_whitespace(texts)
     punct = is_punctuated(texts)
     flags: list[CutFlags | None] = [None] * len(texts)

@@ -97,6 +97,7 @@ def _marked(line: str) -> bool:
 def _abbreviation(before: str, lang: str) -> str:
     """'' when `before` (stripped, ending with '.') ends with no abbreviation; 'final' for an
     abbreviation that may end a sentence (etc.); 'abbr' otherwise."""
+    before = before[-60:]
     m = _TWO_LAST.search(before)
     last = (m.group(2) if m else before.split()[-1] if before.split() else "").lstrip(_OPENERS)
     prev = m.group(1) if m else ""
@@ -163,7 +164,7 @@ def _first_char(after: str | None) -> str | None:
 
 
 def _last_word(s: str) -> str:
-    m = _WORD_END.search(s)
+    m = _WORD_END.search(s[-60:])
     return m.group(1) if m else ""
 
 
@@ -171,6 +172,9 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
     """Whether a cut between `before` and `after` (None: unknown) falls between sentences or
     structural units. See the module docstring for the rules. `gap_known=False`: the
     whitespace at the cut was stripped (by the chunker), so a line break may have been there."""
+    before = before[-400:]
+    if after is not None:
+        after = after[:400]
     if not before.strip():
         return True
     if after is not None and not after.strip():
