@@ -299,3 +299,20 @@ def test_target_fields_option_is_checked() -> None:
     with pytest.raises(ConfigError, match="no field 'nope'"):
         ChunkFields.from_schema(sample_schema(), roles={"page": "nope"})
     assert ChunkFields.from_schema(sample_schema(), roles={"page": "doc_id"}).page == "doc_id"
+
+
+def test_unpunctuated_text_judges_words_not_sentences() -> None:
+    text = "compact memories have flexible capacities a digital data storage system with capacity"
+    chunks = [text[:40], text[40:]]
+    for source in (text, None):
+        flags = judge_document(chunks, ["a", "b"], source=source, punctuated=False, keeps_whitespace=True)
+        assert [f.end_mid_sentence for f in flags] == [None, None]
+        assert flags[0].end_mid_word is (text[39].isalnum() and text[40].isalnum())
+
+
+def test_ebook_number_is_no_heading_and_chapter_titles_alone_are_heading_only() -> None:
+    chunks = ["The Project Gutenberg eBook of News from Nowhere [eBook #", "3261] Release date: 2003.",
+              "CHAPTER I", "DISCUSSION AND BED", "Up at a friend's house, he said, there had been a talk."]
+    flags = judge_document(chunks, list("abcde"), lang="en")
+    assert not flags[0].heading_only and flags[0].end_mid_sentence is True
+    assert flags[2].heading_only and flags[3].heading_only and not flags[4].heading_only

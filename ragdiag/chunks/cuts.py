@@ -180,6 +180,9 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
     from ragdiag.chunks.source import locate
 
     flags = [CutFlags(key=k) for k in keys]
+    if not punctuated:  # no sentence punctuation: sentence cuts cannot be judged, say so
+        for f in flags:
+            f.end_mid_sentence = f.start_mid_sentence = None
     n = len(texts)
     spans = locate(source, texts) if source is not None else [None] * n
     for i, f in enumerate(flags):
