@@ -131,13 +131,38 @@ def pysbd_baseline(set_dirs: list[Path], limit: int = 1500) -> dict:
     return out
 
 
+def summary(results: dict) -> str:
+    """One Markdown row per set and mode: positives / precision / recall of the three measures."""
+    head = ("| set | source | end_mid_sentence n · P · R | start_mid_sentence n · P · R | "
+            "end_mid_word n · P · R |\n|---|---|---|---|---|")
+    rows = [head]
+    for name, modes in results.items():
+        if name.startswith("_"):
+            continue
+        for mode in ("with", "without"):
+            r = modes[mode]
+            cells = []
+            for m in ("end_mid_sentence", "start_mid_sentence", "end_mid_word"):
+                x = r[m]
+                if not x["judged"]:
+                    cells.append("not judged")
+                else:
+                    cells.append(f"{x['positives']} · {_fmt(x['precision'])} · {_fmt(x['recall'])}")
+            rows.append(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("sets", type=Path)
+    ap.add_argument("sets", type=Path, nargs="?")
     ap.add_argument("--speed", type=int, default=0)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--summary", type=Path, metavar="JSON", help="print the Markdown table of a results file")
     ap.add_argument("--pysbd", nargs="*", metavar="SET", help="also score pysbd as the no-source model on these sets")
     args = ap.parse_args()
+    if args.summary:
+        print(summary(json.loads(args.summary.read_text(encoding="utf-8"))))
+        return
     dirs = sorted(p for p in args.sets.iterdir() if (p / "chunks.jsonl").is_file())
     results = {}
     print("| set | source | measure | positives | precision | recall |")

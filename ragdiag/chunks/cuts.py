@@ -97,7 +97,7 @@ class Vocabulary:
 
 
 def _squeeze(s: str) -> str:
-    return _WS.sub("", s)
+    return "".join(s.split())
 
 
 def _nth_nonspace_end(s: str, k: int) -> int:

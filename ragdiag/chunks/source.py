@@ -27,25 +27,35 @@ from ragdiag.errors import ConfigError
 ANCHOR = 40
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".rst", ".text", ".csv")
 _WS = re.compile(r"\s+")
-_SPACE_CODES = np.array([ord(c) for c in " \t\n\r\x0b\x0c\xa0\u2028\u2029\u3000\u2009\u202f"],
-                        dtype=np.uint32)
+_SPACE_TABLE: np.ndarray | None = None  # str.isspace() for every code point up to U+3000
 
 
 def _nonspace_index(text: str) -> np.ndarray:
+    """Offsets of the characters `str.split()` keeps (the squeezed text's characters)."""
+    global _SPACE_TABLE
+    if _SPACE_TABLE is None:
+        _SPACE_TABLE = np.array([chr(i).isspace() for i in range(0x3001)], dtype=bool)
     arr = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    return np.flatnonzero(~np.isin(arr, _SPACE_CODES))
+    space = np.zeros(len(arr), dtype=bool)
+    small = arr <= 0x3000
+    space[small] = _SPACE_TABLE[arr[small]]
+    return np.flatnonzero(~space)
+
+
+def _squeeze(s: str) -> str:
+    return "".join(s.split())
 
 
 def locate(source: str, chunks: Sequence[str]) -> list[tuple[int, int] | None]:
     """Each chunk's (start, end) character offsets in `source`, or None where it is not found."""
-    squeezed = _WS.sub("", source)
+    squeezed = _squeeze(source)
     idx = _nonspace_index(source)
-    if len(idx) != len(squeezed):  # a whitespace character numpy's list does not know
-        idx = np.array([m.start() for m in re.finditer(r"\S", source)], dtype=np.int64)
+    if len(idx) != len(squeezed):  # cannot happen: both follow str.isspace
+        raise AssertionError("whitespace index and squeezed source disagree")
     out: list[tuple[int, int] | None] = []
     hint = 0
     for text in chunks:
-        c = _WS.sub("", text)
+        c = _squeeze(text)
         if not c:
             out.append(None)
             continue
