@@ -30,7 +30,6 @@ from ragdiag.chunks.sentences import is_boundary, starts_sentence
 MIN_OVERLAP_CHARS = 8
 WINDOW = 800
 CONTEXT = 300
-_WS = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 _LAST_WORD = re.compile(r"\w+$")
 _TABLE_OPEN = re.compile(r"<table\b", re.I)

@@ -16,7 +16,6 @@ rewrote beyond that is None (judged without the source).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from ragdiag.errors import ConfigError
 
 ANCHOR = 40
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".rst", ".text", ".csv")
-_WS = re.compile(r"\s+")
 _SPACE_TABLE: np.ndarray | None = None  # str.isspace() for every code point up to U+3000
 
 
