@@ -34,6 +34,7 @@ EXTRAS: Mapping[str, str] = {
     "local": "the local FAISS + BM25 target, the embedded sample and the embedding models",
     "notebooks": "notebooks, the profile tuner widget, DataFrames and figures",
     "report": "the PDF report and its figures",
+    "parquet": "Parquet chunk files (ragdiag chunks FILE.parquet)",
 }
 
 #: top-level module -> (distribution, extra)
@@ -57,6 +58,7 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "nbformat": ("nbformat", "report"),
     "jupyter_client": ("jupyter-client", "report"),
     "ipykernel": ("ipykernel", "report"),
+    "pyarrow": ("pyarrow", "parquet"),
 }
 
 

@@ -316,3 +316,16 @@ def test_ebook_number_is_no_heading_and_chapter_titles_alone_are_heading_only() 
     flags = judge_document(chunks, list("abcde"), lang="en")
     assert not flags[0].heading_only and flags[0].end_mid_sentence is True
     assert flags[2].heading_only and flags[3].heading_only and not flags[4].heading_only
+
+
+def test_parquet_chunk_file(tmp_path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"text": ["One sentence here.", "Another one"],
+                             "metadata": [{"filename": "a.md", "page_number": 1},
+                                          {"filename": "a.md", "page_number": 2}]}), f)
+    v = check_chunk_file(f, lang="en")
+    assert v.roles["document"] == "metadata.filename" and v.roles["page"] == "metadata.page_number"
+    assert v.counts["chunks"] == 2 and v.counts["documents"] == 1

@@ -156,15 +156,8 @@ def read_chunk_file(path: str | Path) -> list[dict[str, Any]]:
         with p.open(encoding="utf-8", newline="") as fh:
             return [dict(r) for r in csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")]
     if suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq  # lazy: only for Parquet files
-        except ImportError:
-            try:
-                import pandas as pd
+        import pyarrow.parquet as pq  # lazy, ragdiag[parquet]: a missing one names the extra
 
-                return [flatten(r) for r in pd.read_parquet(p).to_dict("records")]
-            except ImportError as exc:
-                raise ConfigError(f"reading {p} needs pyarrow (pip install pyarrow): {exc}") from None
         return [flatten(r) for r in pq.read_table(p).to_pylist()]
     raise ConfigError(f"chunk file {p}: unknown format {suffix or '(no suffix)'}; use .jsonl, .json, "
                       ".csv or .parquet")
