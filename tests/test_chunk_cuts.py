@@ -10,8 +10,9 @@ import json
 import pytest
 
 from ragdiag.chunks.cuts import Vocabulary, judge_document, overlap
-from ragdiag.chunks.export import analyse_export, check_chunk_file, uniform_histogram
+from ragdiag.chunks.export import analyse_export, check_chunk_file
 from ragdiag.chunks.files import infer_roles, read_chunk_file
+from ragdiag.chunks.histogram import uniform_histogram
 from ragdiag.chunks.sentences import ends_sentence, is_boundary
 from ragdiag.chunks.source import locate
 from ragdiag.cli import main

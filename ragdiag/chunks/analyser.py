@@ -40,6 +40,7 @@ import numpy as np
 from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
+from ragdiag.chunks.histogram import histogram_edges
 from ragdiag.chunks.report import ChunkReport
 from ragdiag.chunks.sentences import ends_sentence
 from ragdiag.chunks.tokens import _TokenModel, token_counter
@@ -52,7 +53,6 @@ EXACT_EVERY = 20
 BAND = (0.7, 1.4)
 EXCERPT_CHARS = 120
 DEFAULT_BATCH = 1024
-_DEFAULT_EDGES = (0, 20, 50, 100, 150, 200, 300, 400, 512, 768, 1024, 2048)
 #: above this share of chunks without sentence punctuation the index holds normalised text
 NORMALISED_TEXT_SHARE = 0.5
 
@@ -396,7 +396,7 @@ class _Analyser:
         else:
             tokens = {k: None for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean")}
             tokens = {"n": 0, **tokens}
-        edges = sorted(set(_DEFAULT_EDGES) | {self.min_tokens, self.max_tokens})
+        edges = histogram_edges(self.max_tokens)  # one width: the bars compare
         hist = []
         for lo, hi in zip(edges, [*edges[1:], None], strict=True):
             sel = (nonempty >= lo) if hi is None else ((nonempty >= lo) & (nonempty < hi))

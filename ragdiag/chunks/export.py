@@ -25,6 +25,7 @@ from ragdiag.chunks.cuts import (
 )
 from ragdiag.chunks.fields import _order_key
 from ragdiag.chunks.files import ChunkRoles
+from ragdiag.chunks.histogram import uniform_histogram
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "checks" / "specs" / "chunk_boundaries.toml"
 MEASURES = ("end_mid_sentence", "start_mid_sentence", "end_mid_word", "start_mid_word",
@@ -98,23 +99,7 @@ def _token_counts(texts: Sequence[str], lo: int, hi: int) -> tuple[list[int], st
     near = [i for i, e in enumerate(est) if lo * 0.5 <= e <= lo * 2 or hi * 0.5 <= e <= hi * 2]
     for i, n in zip(near, counter([texts[i] for i in near]), strict=True):
         est[i] = n
-    return est, f"{label} ±25%"
-
-
-def uniform_histogram(values: Sequence[int], top: int) -> list[dict[str, Any]]:
-    """Bins of one width (a round number, about ten bins up to `top`), the last one open."""
-    if not values:
-        return []
-    raw = max(top, 1) / 10
-    step = next(s for s in (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10**9)
-                if s >= raw)
-    n_bins = int(top // step) + 1
-    counts = [0] * (n_bins + 1)
-    for v in values:
-        counts[min(int(v // step), n_bins)] += 1
-    out = [{"from": i * step, "to": (i + 1) * step, "chunks": c} for i, c in enumerate(counts[:-1])]
-    out.append({"from": n_bins * step, "to": None, "chunks": counts[-1]})
-    return out
+    return est, f"{label}, exact near {lo} and {hi}"
 
 
 def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, lang: str = "en",
@@ -174,7 +159,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     counts["sentences_judged"] = punct
     counts["language"] = language
     counts["tokenizer"] = tok_label
-    counts["token_histogram"] = uniform_histogram(tokens, max(hi, sorted(tokens)[int(0.95 * (n - 1))] if n else hi))
+    counts["token_histogram"] = uniform_histogram(tokens, hi)
     for m in MEASURES:
         counts[m + "_share"] = counts[m] / n if n else None
     status, reasons = _status(spec, counts, punct)
