@@ -330,3 +330,26 @@ def test_parquet_chunk_file(tmp_path) -> None:
     v = check_chunk_file(f, lang="en")
     assert v.roles["document"] == "metadata.filename" and v.roles["page"] == "metadata.page_number"
     assert v.counts["chunks"] == 2 and v.counts["documents"] == 1
+
+
+def test_check_analyser_uses_the_sentence_model_and_collapses_whitespace() -> None:
+    """chunk_boundaries' streaming analyser: 'Mr.' / 'z. B.' / ';' ends are cuts, a full stop is
+    not; an overlap across a whitespace run is an overlap (not a false mid-sentence start)."""
+    from ragdiag.chunks import ChunkFields, analyse_chunks
+
+    def rec(key: str, doc: str, pos: int, content: str) -> dict:
+        return {"key": key, "doc_id": doc, "position": pos, "page": 1, "content": content}
+
+    fields = ChunkFields(parent_id=None, section_title=None, level=None)
+    cut = analyse_chunks([rec("a1", "A", 0, "The contract was signed by Mr."),
+                          rec("a2", "A", 1, "Smith and the buyer on Monday."),
+                          rec("b1", "B", 0, "Der Antrag umfasst z. B."),
+                          rec("b2", "B", 1, "die Belege der Reise."),
+                          rec("c1", "C", 0, "The offer stands;"),
+                          rec("c2", "C", 1, "the price does not.")],
+                         fields=fields, tokenizer="estimate", threads=False)
+    assert cut.mid_sentence_end == 3
+    sound = analyse_chunks([rec("d1", "D", 0, "The parties agree. The contract \n  includes a clause."),
+                            rec("d2", "D", 1, "The contract includes a clause. It is final.")],
+                           fields=fields, tokenizer="estimate", threads=False)
+    assert sound.mid_sentence_end == 0 and sound.pairs_with_overlap == 1
