@@ -99,7 +99,7 @@ def _token_counts(texts: Sequence[str], lo: int, hi: int) -> tuple[list[int], st
     near = [i for i, e in enumerate(est) if lo * 0.5 <= e <= lo * 2 or hi * 0.5 <= e <= hi * 2]
     for i, n in zip(near, counter([texts[i] for i in near]), strict=True):
         est[i] = n
-    return est, f"{label}, exact near {lo} and {hi}"
+    return est, label
 
 
 def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, lang: str = "en",
@@ -159,6 +159,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     counts["sentences_judged"] = punct
     counts["language"] = language
     counts["tokenizer"] = tok_label
+    counts["tokens_exact_near"] = [lo, hi]
     counts["token_histogram"] = uniform_histogram(tokens, hi)
     for m in MEASURES:
         counts[m + "_share"] = counts[m] / n if n else None
@@ -292,7 +293,8 @@ def render_text(v: ExportVerdict) -> str:
         lines.append(f"  {msg(spec, 'x_m_' + m, lang):<40} {c[m]:>7,}  {0 if share is None else share:6.1%}")
     hist = c["token_histogram"]
     if hist:
-        lines.append(msg(spec, "x_histogram", lang, tokenizer=c["tokenizer"]))
+        lines.append(msg(spec, "x_histogram", lang, tokenizer=c["tokenizer"],
+                         lo=c["tokens_exact_near"][0], hi=c["tokens_exact_near"][1]))
         width = max(h["chunks"] for h in hist) or 1
         for h in hist:
             label = f"{h['from']}-{h['to']}" if h["to"] is not None else f"{h['from']}+"
