@@ -96,7 +96,9 @@ def test_four_chunks_one_ends_mid_sentence():
     assert r.mid_sentence_end_share == pytest.approx(0.25)
     # the chunk after a cut starts mid-sentence even with a capital letter (no overlap)
     assert r.mid_sentence_start == 1
-    assert r.examples["mid_sentence_end"] == (("A-3", "Third chunk ends without punctuation and goes on"),)
+    # examples in context: the end of the cut chunk next to the start of the next one
+    assert r.examples["mid_sentence_end"] == (
+        ("A-3", "Third chunk ends without punctuation and goes on ⟂ But the fourth is fine."),)
     assert r.examples["mid_sentence_start"][0][0] == "A-4"
     assert r.end_classes == {"sentence": 3, "mid": 1}
 

@@ -67,6 +67,16 @@ def _excerpt_tail(text: str, n: int = EXCERPT_CHARS) -> str:
     return t if len(t) <= n else "… " + t[-n:]
 
 
+def _in_context(end: str, start: str, n: int = EXCERPT_CHARS // 2) -> str:
+    """A cut in context: the end of one chunk, ' ⟂ ', the start of the next (either may be
+    missing: the first or last chunk of its document)."""
+    if not end:
+        return _excerpt_head(start)
+    if not start:
+        return _excerpt_tail(end)
+    return f"{_excerpt_tail(end, n)} ⟂ {_excerpt_head(start, n)}"
+
+
 def _overlap_excerpt(head: str, k: int) -> str:
     return f"{k} words: " + _excerpt_head(" ".join(head.split()[:k]), 100)
 
@@ -308,6 +318,7 @@ class _Analyser:
             chunks.sort(key=lambda c: (_order_key(c.order), c.seq))
         for prev, cur in zip(chunks, chunks[1:], strict=False):
             self.pairs += 1
+            prev.next_first, cur.prev_last = cur.first_line, prev.last_line
             k = _overlap_words(prev.tail, cur.head)
             cur.overlap = k
             if k:
@@ -347,13 +358,13 @@ class _Analyser:
             if c.start == "mid":
                 self.mid_start += 1
                 self.short_unpunct_start += c.unpunct
-                example("mid_sentence_start", c.key, partial(_excerpt_head, c.first_line))
+                example("mid_sentence_start", c.key, partial(_in_context, c.prev_last, c.first_line))
             if c.end == "unpunctuated":
                 self.unpunctuated += 1
             if c.end == "mid":
                 self.mid_end += 1
                 self.short_unpunct_end += c.unpunct
-                example("mid_sentence_end", c.key, partial(_excerpt_tail, c.last_line))
+                example("mid_sentence_end", c.key, partial(_in_context, c.last_line, c.next_first))
             elif c.end == "heading" or c.heading_only:
                 self.heading_sep += 1
                 example("heading_separated", c.key, partial(_excerpt_tail, c.last_line))
@@ -426,7 +437,7 @@ class _Analyser:
             for measure in ("mid_sentence_start", "mid_sentence_end"):
                 if measure in self.examples:
                     self.examples[measure].items = [(k, x) for k, x in self.examples[measure].items
-                                                    if any(ch in _FINAL for ch in x)]
+                                                    if any(ch in _FINAL for ch in x.replace("…", ""))]
         judged = n - unpunct  # chunks whose ends can be judged for sentence boundaries
         ow = self.overlap_words
         present: dict[str, float | None] = {}

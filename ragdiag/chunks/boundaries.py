@@ -136,7 +136,8 @@ def classify_end(last_line: str) -> str:
 class _Chunk:
     __slots__ = ("seq", "order", "key", "start", "end", "head", "tail", "first_line", "last_line",
                  "starts_table", "table_header", "ends_table", "header_no_body", "heading_only",
-                 "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct")
+                 "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct",
+                 "next_first", "prev_last")
 
 
 #: words a title does not end on but a cut line does (English and German function words)
@@ -234,6 +235,7 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     c.heading_only = start == "heading" and end == "heading" and (
         first == last or all(is_heading(ln) for ln in s.split("\n") if ln.strip()))
     c.first_number = c.last_number = None
+    c.next_first = c.prev_last = ""  # the neighbours' edge lines, for examples in context
     if start == "list":
         m = _NUMBER_PREFIX.match(first)
         c.first_number = int(m.group(1)) if m else None
