@@ -80,6 +80,8 @@ def is_heading(line: str) -> bool:
     m = _NUM_PREFIX.match(s) if (c.isdigit() or c in "§IVXLABCDEFGH") else None
     rest = s[m.end():] if m else s
     words = rest.split()
+    if words and len(words) <= 16 and rest.isupper() and sum(ch.isalpha() for ch in rest) >= 3:
+        return True  # an all-caps title line ("CHAPTER XV: ON THE LACK OF INCENTIVE TO LABOUR")
     if not words or len(words) > (10 if m else 8):
         return False
     if m:

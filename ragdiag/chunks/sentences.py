@@ -75,9 +75,13 @@ def _first_line(text: str) -> tuple[str, bool]:
     return (s[:nl].strip() if nl >= 0 else s.strip()), broken
 
 
-def _structural(line: str) -> bool:
+def is_unit_line(line: str) -> bool:
     """A heading, list item or table row: a unit of its own, not a sentence to cut."""
+    line = line.strip()
     return _marked(line) or is_heading(line)
+
+
+_structural = is_unit_line
 
 
 def _marked(line: str) -> bool:
@@ -206,11 +210,12 @@ def _continues_lower(after: str) -> bool:
     return c is not None and c.islower()
 
 
-def starts_sentence(head: str, lang: str = "en") -> bool | None:
+def starts_sentence(head: str, lang: str = "en", *, connectives: bool = True) -> bool | None:
     """Whether a chunk that starts with `head` starts a sentence, by its first characters alone:
     False for a lower-case start (not a list item) or a start with punctuation, True for a
     structural first line, None when the first word cannot tell (a capitalised word: a German
-    noun or a name may continue a sentence)."""
+    noun or a name may continue a sentence). `connectives=False`: a capitalised "And", "Und" ...
+    may start a sentence (after a chunk that ended one: literature does)."""
     first, _ = _first_line(head)
     if not first:
         return True
@@ -221,7 +226,7 @@ def starts_sentence(head: str, lang: str = "en") -> bool | None:
         return False
     if _structural(first):
         return True
-    if first.split(" ", 1)[0] in ("And", "Or", "Nor", "Und", "Oder", "Sowie", "Bzw.", "Whereby",
+    if connectives and first.split(" ", 1)[0] in ("And", "Or", "Nor", "Und", "Oder", "Sowie", "Bzw.", "Whereby",
                                   "Wobei", "Sodass"):
         return False
     return None
