@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
-from ragdiag.chunks.sentences import is_boundary, is_unit_line, starts_sentence
+from ragdiag.chunks.sentences import is_boundary, starts_sentence
 
 MIN_OVERLAP_CHARS = 8
 WINDOW = 800
@@ -232,8 +232,10 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         if f.located and g.located:
             continue
         a_start, b_end, words = overlap(cur, nxt)
-        if words and a_start > cur.rfind("\n") >= 0 and is_unit_line(cur[cur.rfind("\n") + 1:]):
-            # the tail of a heading or list line repeated as the next chunk's first words
+        last_nl = cur.rfind("\n")
+        if words and not keeps_whitespace and a_start > last_nl >= 0 and cur[a_start - 1].isspace() \
+                and is_heading(cur[last_nl + 1:].strip().lstrip("#").strip()):
+            # the tail of a heading line repeated as the next chunk's first words
             # ("## Access and Passwords" | "Passwords must ..."): a coincidence, not an overlap
             a_start, b_end, words = len(cur), 0, 0
         if not g.located:
