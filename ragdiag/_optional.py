@@ -41,6 +41,7 @@ EXTRAS: Mapping[str, str] = {
     "notebooks": "notebooks, the profile tuner widget, DataFrames and figures",
     "report": "the PDF report and its figures",
     "pgvector": "the PostgreSQL + pgvector target and its embedded sample server",
+    "parquet": "Parquet chunk files (ragdiag chunks FILE.parquet)",
 }
 
 #: top-level module -> (distribution, extra)
@@ -69,6 +70,7 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "ipykernel": ("ipykernel", "report"),
     "psycopg": ("psycopg", "pgvector"),
     "pgserver": ("pgserver", "pgvector"),
+    "pyarrow": ("pyarrow", "parquet"),
 }
 
 

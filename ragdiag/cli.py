@@ -422,6 +422,21 @@ def cmd_checks_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_chunks(args: argparse.Namespace) -> int:
+    """Judge a chunk export's cuts (against the source when given) and print the verdict."""
+    import json
+
+    from ragdiag.chunks.export import check_chunk_file, render_text
+
+    verdict = check_chunk_file(args.file, maps=args.map or (), lang=args.lang, source=args.source)
+    print(render_text(verdict))
+    if args.json:
+        Path(args.json).write_text(json.dumps(verdict.to_json(), ensure_ascii=False, indent=1) + "\n",
+                                   encoding="utf-8")
+        print(f"\nJSON written to {args.json}")
+    return 1 if args.fail_on != "never" and _gates(verdict.status, args.fail_on) else 0
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     """Compare two findings files: status changes, metric deltas, regressions."""
     from ragdiag.ci.diff import _fmt, diff_audits
@@ -867,6 +882,22 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--rate-malformed", type=float, default=0.0, help="share of malformed bodies")
     sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
     sv.set_defaults(func=cmd_serve)
+
+    ck = sub.add_parser("chunks", help="judge a chunk export's cuts (mid-sentence, mid-word, tables, "
+                                       "headings), against the source when given")
+    ck.add_argument("file", help="the chunks: JSONL, JSON (a list or {document: [chunks]}), CSV or Parquet")
+    ck.add_argument("--map", action="append", metavar="ROLE=FIELD",
+                    help="which field plays a role (key, content, document, page, section, position); "
+                         "repeatable; default: inferred from common names")
+    ck.add_argument("--lang", choices=("en", "de", "auto"), default="auto",
+                    help="language of the text and of the output (auto: detected from the chunks)")
+    ck.add_argument("--source", metavar="FILE_OR_FOLDER",
+                    help="the source documents (a folder of text files, or a JSONL of id + text): "
+                         "cuts are then judged exactly on the source")
+    ck.add_argument("--json", metavar="PATH", help="also write the verdict and per-chunk flags as JSON")
+    ck.add_argument("--fail-on", choices=("warn", "fail", "never"), default="never",
+                    help="exit 1 when the status is at or above this (default: never)")
+    ck.set_defaults(func=cmd_chunks)
 
     df = sub.add_parser("diff", help="compare two findings files (ragdiag audit --json): status changes, "
                                      "metric deltas, regressions")

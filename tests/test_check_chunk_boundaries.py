@@ -137,7 +137,7 @@ def test_naive_index_is_flagged(naive, spec):
     assert finding.status == "warn", finding.headline
     assert finding.metrics["mid_sentence_end_share"] > spec.threshold("warn_mid_sentence_end_share")
     assert finding.metrics["split_table_share"] > spec.threshold("warn_split_table_share")
-    assert finding.headline.startswith("63% of 1,241 'evidence' chunks end mid-sentence (threshold 10%); "
+    assert finding.headline.startswith("63% of 1,241 'evidence' chunks end mid-sentence (threshold 5%); "
                                        "9% of 1,241 'evidence' chunks split a table (threshold 5%)")
     shares = _table(finding, "boundary_shares", "measure")
     assert shares["mid_sentence_end"]["verdict"] == "warn"

@@ -96,7 +96,9 @@ def test_four_chunks_one_ends_mid_sentence():
     assert r.mid_sentence_end_share == pytest.approx(0.25)
     # the chunk after a cut starts mid-sentence even with a capital letter (no overlap)
     assert r.mid_sentence_start == 1
-    assert r.examples["mid_sentence_end"] == (("A-3", "Third chunk ends without punctuation and goes on"),)
+    # examples in context: the end of the cut chunk next to the start of the next one
+    assert r.examples["mid_sentence_end"] == (
+        ("A-3", "Third chunk ends without punctuation and goes on ⟂ But the fourth is fine."),)
     assert r.examples["mid_sentence_start"][0][0] == "A-4"
     assert r.end_classes == {"sentence": 3, "mid": 1}
 
@@ -183,6 +185,7 @@ def test_two_word_coincidence_is_not_overlap():
 # ---- metadata, sizes, duplicates -------------------------------------------------------------------
 
 def test_missing_page_and_empty_values():
+    """Citable: a document id and a page (Azure's samples store no position)."""
     records = [
         rec("A-1", "One sentence.", pos=0),
         rec("A-2", "Two sentence.", pos=1, page=None),
@@ -190,15 +193,15 @@ def test_missing_page_and_empty_values():
         rec("A-4", "Four sentence.", pos=None, parent=None, section="  "),
     ]
     r = analyse(records)
-    assert r.missing_citation == 3
-    assert r.missing_citation_share == pytest.approx(0.75)
+    assert r.missing_citation == 2
+    assert r.missing_citation_share == pytest.approx(0.5)
     assert r.metadata_present["page"] == pytest.approx(0.5)
     assert r.metadata_present["position"] == pytest.approx(0.75)
     assert r.metadata_present["document id"] == 1.0
     assert r.metadata_present["parent id"] == pytest.approx(0.75)
     assert r.metadata_present["section title"] == pytest.approx(0.75)
-    assert {k for k, _ in r.examples["missing_citation"]} == {"A-2", "A-3", "A-4"}
-    assert dict(r.examples["missing_citation"])["A-4"] == "missing position"
+    assert {k for k, _ in r.examples["missing_citation"]} == {"A-2", "A-3"}
+    assert dict(r.examples["missing_citation"])["A-2"] == "missing page"
 
 
 def test_index_without_page_field_lacks_citation_everywhere():

@@ -21,7 +21,7 @@ def _write(tmp_path, text):
 
 def test_builtin_kinds_resolve_lazily():
     assert {"sample", "local", "azure"} <= set(registry.kinds())
-    assert registry.get_kind("sample").keys == ("variant",)
+    assert registry.get_kind("sample").keys == ("variant", "fields")
     with pytest.raises(ConfigError, match="no target kind named 'nope'; available: .*azure.*local.*sample"):
         registry.get_kind("nope")
 

@@ -23,8 +23,9 @@ MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
             ("unpunctuated", None, "info"), ("punctuation_moved", None, "info"))
 #: above this share of chunks without sentence punctuation, sentence boundaries are not judged
 UNPUNCTUATED_NOTE_SHARE = 0.5
-CITATION_ROLES = ("document id", "page", "position")
-ROLES = (*CITATION_ROLES, "parent id", "section title")
+#: what a citation needs (the position orders chunks but cites nothing)
+CITATION_ROLES = ("document id", "page")
+ROLES = (*CITATION_ROLES, "position", "parent id", "section title")
 HATCHES = ("", "///", "...", "xx")
 RESULTS = {"in one chunk": "in_one_chunk", "straddles a boundary": "straddles",
            "not found": "not_found", "document not in index": "document_not_in_index"}

@@ -84,7 +84,8 @@ class ChunkBoundaries(Check):
         if not ctx.supports("documents"):
             v.skip("no_documents", target=target.name)
         schema = target.schema()
-        fields = ChunkFields.from_schema(schema)
+        target_config = getattr(ctx.config, "target", None) if ctx.config is not None else None
+        fields = ChunkFields.from_schema(schema, roles=getattr(target_config, "fields", None) or None)
         if not fields.content:
             v.skip("no_content", index=schema.name,
                    fields=tuple(f.name for f in schema.fields if f.searchable and not f.is_vector) or ("-",))

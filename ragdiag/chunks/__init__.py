@@ -41,7 +41,15 @@ boundary of two consecutive chunks, or nowhere in the expected documents.
 The modules: `fields` (which record fields hold what), `boundaries` (the
 line classifiers and one chunk's summary), `tokens` (token counting and the
 estimate), `duplicates` (hashes, MinHash, LSH), `report` (`ChunkReport`),
-`analyser` (`analyse_chunks`) and `answers` (`straddling_answers`).
+`analyser` (`analyse_chunks`), `answers` (`straddling_answers`) and `histogram`
+(bins of one width).
+
+`ragdiag chunks FILE` (a chunk export, no index): `files` (JSONL/JSON/CSV/Parquet
+and the field roles), `source` (source documents; locating a chunk in its
+source), `sentences` (the English/German sentence-boundary rules at a cut, which
+the streaming analyser uses too), `cuts` (per-chunk flags of one document, against
+the source or from aligned neighbours) and `export` (`check_chunk_file`: status,
+headline, counts, examples in context, per-document figures).
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ import numpy as np
 from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
+from ragdiag.chunks.histogram import histogram_edges
 from ragdiag.chunks.report import ChunkReport
+from ragdiag.chunks.sentences import ends_sentence
 from ragdiag.chunks.tokens import _TokenModel, token_counter
 
 MAX_BUFFERED = 20_000
@@ -51,7 +53,6 @@ EXACT_EVERY = 20
 BAND = (0.7, 1.4)
 EXCERPT_CHARS = 120
 DEFAULT_BATCH = 1024
-_DEFAULT_EDGES = (0, 20, 50, 100, 150, 200, 300, 400, 512, 768, 1024, 2048)
 #: above this share of chunks without sentence punctuation the index holds normalised text
 NORMALISED_TEXT_SHARE = 0.5
 
@@ -64,6 +65,16 @@ def _excerpt_head(text: str, n: int = EXCERPT_CHARS) -> str:
 def _excerpt_tail(text: str, n: int = EXCERPT_CHARS) -> str:
     t = " ".join(text.split())
     return t if len(t) <= n else "… " + t[-n:]
+
+
+def _in_context(end: str, start: str, n: int = EXCERPT_CHARS // 2) -> str:
+    """A cut in context: the end of one chunk, ' ⟂ ', the start of the next (either may be
+    missing: the first or last chunk of its document)."""
+    if not end:
+        return _excerpt_head(start)
+    if not start:
+        return _excerpt_tail(end)
+    return f"{_excerpt_tail(end, n)} ⟂ {_excerpt_head(start, n)}"
 
 
 def _overlap_excerpt(head: str, k: int) -> str:
@@ -230,10 +241,11 @@ class _Analyser:
             n_par += par
             if sf:
                 n_sec += present(rec.get(sf))
-            if not (has_doc and has_page and has_pos):
+            # citable: the document and its page (Azure's samples store them as sourcefile and
+            # sourcepage, with no position); the position orders chunks but cites nothing
+            if not (has_doc and has_page):
                 self.missing_citation += 1
-                what = [n for n, ok in (("document id", has_doc), ("page", has_page),
-                                        ("position", has_pos)) if not ok]
+                what = [n for n, ok in (("document id", has_doc), ("page", has_page)) if not ok]
                 self.example("missing_citation", key, "missing " + ", ".join(what))
             if not s:
                 self.empty += 1
@@ -306,12 +318,17 @@ class _Analyser:
             chunks.sort(key=lambda c: (_order_key(c.order), c.seq))
         for prev, cur in zip(chunks, chunks[1:], strict=False):
             self.pairs += 1
+            prev.next_first, cur.prev_last = cur.first_line, prev.last_line
             k = _overlap_words(prev.tail, cur.head)
             cur.overlap = k
             if k:
                 self.pairs_overlap += 1
                 self.overlap_words.append(k)
                 self.example("overlap", cur.key, partial(_overlap_excerpt, cur.head, k))
+            # the sentence model of `ragdiag chunks`: "Mr." "z. B." "am 1." ";" and a stop the next
+            # chunk continues in lower case end no sentence
+            if prev.end == "sentence" and not k and not ends_sentence(prev.tail, "any", cur.head):
+                prev.end = "mid"
             # the chunker moved the full stop to the next chunk (LangChain's keep_separator="start"
             # with ". " as separator): the sentence ended, its punctuation is misplaced
             f = cur.first_line
@@ -341,13 +358,13 @@ class _Analyser:
             if c.start == "mid":
                 self.mid_start += 1
                 self.short_unpunct_start += c.unpunct
-                example("mid_sentence_start", c.key, partial(_excerpt_head, c.first_line))
+                example("mid_sentence_start", c.key, partial(_in_context, c.prev_last, c.first_line))
             if c.end == "unpunctuated":
                 self.unpunctuated += 1
             if c.end == "mid":
                 self.mid_end += 1
                 self.short_unpunct_end += c.unpunct
-                example("mid_sentence_end", c.key, partial(_excerpt_tail, c.last_line))
+                example("mid_sentence_end", c.key, partial(_in_context, c.last_line, c.next_first))
             elif c.end == "heading" or c.heading_only:
                 self.heading_sep += 1
                 example("heading_separated", c.key, partial(_excerpt_tail, c.last_line))
@@ -390,7 +407,7 @@ class _Analyser:
         else:
             tokens = {k: None for k in ("min", "p5", "p25", "p50", "p75", "p95", "max", "mean")}
             tokens = {"n": 0, **tokens}
-        edges = sorted(set(_DEFAULT_EDGES) | {self.min_tokens, self.max_tokens})
+        edges = histogram_edges(self.max_tokens)  # one width: the bars compare
         hist = []
         for lo, hi in zip(edges, [*edges[1:], None], strict=True):
             sel = (nonempty >= lo) if hi is None else ((nonempty >= lo) & (nonempty < hi))
@@ -420,7 +437,7 @@ class _Analyser:
             for measure in ("mid_sentence_start", "mid_sentence_end"):
                 if measure in self.examples:
                     self.examples[measure].items = [(k, x) for k, x in self.examples[measure].items
-                                                    if any(ch in _FINAL for ch in x)]
+                                                    if any(ch in _FINAL for ch in x.replace("…", ""))]
         judged = n - unpunct  # chunks whose ends can be judged for sentence boundaries
         ow = self.overlap_words
         present: dict[str, float | None] = {}

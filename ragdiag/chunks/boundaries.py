@@ -80,6 +80,8 @@ def is_heading(line: str) -> bool:
     m = _NUM_PREFIX.match(s) if (c.isdigit() or c in "§IVXLABCDEFGH") else None
     rest = s[m.end():] if m else s
     words = rest.split()
+    if words and len(words) <= 16 and rest.isupper() and sum(ch.isalpha() for ch in rest) >= 3:
+        return True  # an all-caps title line ("CHAPTER XV: ON THE LACK OF INCENTIVE TO LABOUR")
     if not words or len(words) > (10 if m else 8):
         return False
     if m:
@@ -136,7 +138,8 @@ def classify_end(last_line: str) -> str:
 class _Chunk:
     __slots__ = ("seq", "order", "key", "start", "end", "head", "tail", "first_line", "last_line",
                  "starts_table", "table_header", "ends_table", "header_no_body", "heading_only",
-                 "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct")
+                 "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct",
+                 "next_first", "prev_last")
 
 
 #: words a title does not end on but a cut line does (English and German function words)
@@ -234,14 +237,16 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
     c.heading_only = start == "heading" and end == "heading" and (
         first == last or all(is_heading(ln) for ln in s.split("\n") if ln.strip()))
     c.first_number = c.last_number = None
+    c.next_first = c.prev_last = ""  # the neighbours' edge lines, for examples in context
     if start == "list":
         m = _NUMBER_PREFIX.match(first)
         c.first_number = int(m.group(1)) if m else None
     if end == "list":
         m = _NUMBER_PREFIX.match(last)
         c.last_number = int(m.group(1)) if m else None
-    c.head = s[:HEAD_CHARS].replace("\n", " ")
-    c.tail = s[-HEAD_CHARS:].replace("\n", " ") if len(s) > HEAD_CHARS else c.head
+    # whitespace runs collapsed: "contract \n includes" is two words in either chunk
+    c.head = " ".join(s[:HEAD_CHARS].split())
+    c.tail = " ".join(s[-HEAD_CHARS:].split()) if len(s) > HEAD_CHARS else c.head
     return c
 
 

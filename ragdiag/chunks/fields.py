@@ -9,16 +9,39 @@ from dataclasses import dataclass
 from typing import Any
 
 _CONTENT_NAMES = ("content", "text", "chunk")
-_DOC_NAMES = ("doc_id", "document_id", "docid", "documentid", "source_id", "source_document_id",
+_DOC_NAMES = ("sourcefile", "source_file", "ref_doc_id", "doc_id", "document_id", "docid", "documentid", "source_id", "source_document_id",
               "source_doc_id", "file_id", "filepath", "file_path", "source_path",
               "metadata_storage_path", "url", "source_url")
 _PARENT_NAMES = ("parent_id", "parentid", "parent_key", "parent")
-_PAGE_NAMES = ("page", "page_number", "page_no", "pagenumber", "page_num", "pagenum", "pages")
+_PAGE_NAMES = ("sourcepage", "source_page", "page_label", "page", "page_number", "page_no", "pagenumber", "page_num", "pagenum", "pages")
 _POSITION_NAMES = ("position", "chunk_index", "chunk_no", "chunk_number", "chunk_position",
                    "chunk_seq", "ordinal", "seq", "sequence", "offset")
 _SECTION_NAMES = ("section_title", "section", "heading", "headings", "header", "section_heading")
 _LEVEL_NAMES = ("level", "chunk_level", "record_level")
 _KEY_NAMES = ("key", "id", "chunk_id")
+
+
+#: `[target] fields` roles -> `ChunkFields` attributes (the `ragdiag chunks` role names, plus the
+#: index-only parent and level)
+FIELD_ROLES = {"key": "key", "content": "content", "document": "doc_id", "parent": "parent_id",
+               "page": "page", "position": "position", "section": "section_title", "level": "level"}
+
+
+def read_field_roles(options: Any) -> dict[str, str]:
+    """`[target] fields = { document = "sourcefile", page = "sourcepage", ... }` from a kind's
+    `OptionReader`, each role checked (the fields themselves are checked against the schema
+    when the index is open)."""
+    if not options.has("fields"):
+        return {}
+    v = options.table["fields"]
+    if not isinstance(v, Mapping) or not all(isinstance(x, str) and x.strip() for x in v.values()):
+        raise options.error('\'fields\' must map chunk roles to field names, e.g. '
+                            '{ document = "sourcefile", page = "sourcepage" }', "fields")
+    unknown = [k for k in v if k not in FIELD_ROLES]
+    if unknown:
+        raise options.error(f"'fields' has unknown role(s) {', '.join(map(repr, unknown))}; roles are "
+                            f"{', '.join(FIELD_ROLES)}", "fields")
+    return {str(k): str(x) for k, x in v.items()}
 
 
 def _pick(names: Sequence[str], by_lower: Mapping[str, str]) -> str | None:
@@ -48,12 +71,33 @@ class ChunkFields:
     chunk_levels: tuple[str, ...] = ("evidence",)
 
     @classmethod
-    def from_schema(cls, schema: Any, *, chunk_levels: Sequence[str] = ("evidence",)) -> ChunkFields:
+    def from_schema(cls, schema: Any, *, chunk_levels: Sequence[str] = ("evidence",),
+                    roles: Mapping[str, str] | None = None) -> ChunkFields:
         """Detect the fields from an `IndexSchema` by name (case-insensitive; retrievable only).
 
         Content: the first searchable string field named content/text/chunk,
         else the first searchable string field whose name contains one of those.
+        `roles` (``[target] fields``, role -> field name) overrides the detection; a field
+        the schema lacks is a ConfigError naming the schema's fields.
         """
+        detected = cls._detect(schema, chunk_levels)
+        if not roles:
+            return detected
+        from dataclasses import replace
+
+        from ragdiag.errors import ConfigError
+
+        names = {f.name for f in schema.fields}
+        changes = {}
+        for role, name in roles.items():
+            if name not in names:
+                raise ConfigError(f"[target] fields: {role} = {name!r}, but the index has no field {name!r}; "
+                                  f"its fields are {', '.join(sorted(names))}")
+            changes[FIELD_ROLES[role]] = name
+        return replace(detected, **changes)
+
+    @classmethod
+    def _detect(cls, schema: Any, chunk_levels: Sequence[str]) -> ChunkFields:
         fields = [f for f in schema.fields
                   if not getattr(f, "is_vector", False) and getattr(f, "retrievable", True)]
         by_lower = {f.name.lower(): f.name for f in fields}

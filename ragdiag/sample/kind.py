@@ -12,10 +12,13 @@ VARIANTS = ("structured", "naive")
 
 class SampleKind:
     name = "sample"
-    keys = ("variant",)
+    keys = ("variant", "fields")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
-        return {"variant": options.string("variant", "structured", choices=VARIANTS)}
+        from ragdiag.chunks.fields import read_field_roles
+
+        return {"variant": options.string("variant", "structured", choices=VARIANTS),
+                "fields": read_field_roles(options)}
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
              progress: bool) -> Any:

@@ -15,9 +15,12 @@ TRANSPORTS = ("auto", "raw", "sdk")
 
 class AzureKind:
     name = "azure"
-    keys = ("endpoint", "index", "api_key_env", "credential", "api_version", "name", "transport")
+    keys = ("endpoint", "index", "api_key_env", "credential", "api_version", "name", "transport",
+            "fields")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
+        from ragdiag.chunks.fields import read_field_roles
+
         for secret in ("api_key", "key"):
             if options.has(secret):
                 raise options.error("never write a key into the config: name the environment variable "
@@ -30,6 +33,7 @@ class AzureKind:
             "api_version": options.string("api_version"),
             "name": options.string("name"),
             "transport": options.string("transport", "auto", choices=TRANSPORTS),
+            "fields": read_field_roles(options),
         }
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,

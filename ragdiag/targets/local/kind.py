@@ -10,9 +10,11 @@ from ragdiag.targets.registry import OptionReader
 
 class LocalKind:
     name = "local"
-    keys = ("records", "schema", "vector_sources", "now", "name", "reranker", "embedding_model")
+    keys = ("records", "schema", "vector_sources", "now", "name", "reranker", "embedding_model", "fields")
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
+        from ragdiag.chunks.fields import read_field_roles
+
         return {
             "records": options.path("records", required=True),
             "schema": options.path("schema", required=True),
@@ -22,6 +24,7 @@ class LocalKind:
             "reranker": options.string("reranker"),
             # None: the bundled English MiniLM; see ragdiag.encoders.choice for the other forms
             "embedding_model": options.string("embedding_model"),
+            "fields": read_field_roles(options),
         }
 
     def peek_schema(self, options: Mapping[str, Any]) -> Any:
