@@ -15,12 +15,15 @@ from ragdiag.checks.figures import column_values, plt, text
 ID = "chunk_boundaries"
 #: (measure id, threshold name, verdict when above) in table order; None: information only
 MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
+            ("mid_word", "warn_mid_word_share", "warn"),
             ("split_table", "warn_split_table_share", "warn"),
             ("missing_citation", "fail_missing_citation_share", "fail"),
             ("mid_sentence_start", None, "info"), ("heading_separated", None, "info"),
             ("list_cut", None, "info"), ("overlap", None, "info"), ("tiny", None, "info"),
             ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"),
             ("unpunctuated", None, "info"), ("punctuation_moved", None, "info"))
+#: measures whose warning turns into a failure above a second threshold of the spec
+FAIL_ABOVE = {"mid_sentence_end": "fail_mid_sentence_end_share", "mid_word": "fail_mid_word_share"}
 #: above this share of chunks without sentence punctuation, sentence boundaries are not judged
 UNPUNCTUATED_NOTE_SHARE = 0.5
 #: what a citation needs (the position orders chunks but cites nothing)
@@ -47,6 +50,7 @@ def _role_field(fields: Any, role: str) -> str | None:
 def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any, straddle: list[Any],
            has_goldset: bool, totals: dict[str, int]) -> None:
     limits = {name: float(spec.threshold(name)) for _, name, _ in MEASURES if name}
+    limits.update({name: float(spec.threshold(name)) for name in FAIL_ABOVE.values()})
     single = list(reports) == ["-"]
     size, hist, shares, meta, examples = [], [], [], [], []
     rechunk_why: list[Any] = []
@@ -57,8 +61,11 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
         for m, name, bad in MEASURES:
             share = getattr(r, f"{m}_share")
             above = name is not None and (share or 0.0) > limits[name]
+            fail_name = FAIL_ABOVE.get(m)
+            failing = above and fail_name is not None and (share or 0.0) > limits[fail_name]
             shares.append((level, m, v.msg(f"m_{m}"), _count(r, m), None if share is None else round(share, 4),
-                           limits.get(name) if name else None, bad if above else "ok" if name else "info"))
+                           limits.get(name) if name else None,
+                           "fail" if failing else bad if above else "ok" if name else "info"))
             if not above:
                 continue
             if m == "missing_citation":
@@ -75,7 +82,10 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
                                            role=_role(v, x), share=1 - (r.metadata_present.get(x) or 0.0))
                                      for x in lacking))
             else:
-                v.warn(m, share=share, chunks=r.chunks, what=what, max=limits[name])
+                if failing:
+                    v.fail(f"{m}_fail", share=share, chunks=r.chunks, what=what, max=limits[fail_name])
+                else:
+                    v.warn(m, share=share, chunks=r.chunks, what=what, max=limits[name])
                 rechunk_why.append(v.msg(f"why_{m}", share=share, n=r.split_table, what=what))
         if (r.unpunctuated_share or 0.0) > UNPUNCTUATED_NOTE_SHARE:
             v.note("unpunctuated", share=r.unpunctuated_share, chunks=r.chunks, what=what)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
+from ragdiag.chunks.cuts import KEEPS_WHITESPACE_SHARE, judge_document
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
 from ragdiag.chunks.histogram import histogram_edges
@@ -46,6 +47,9 @@ from ragdiag.chunks.sentences import ends_sentence
 from ragdiag.chunks.tokens import _TokenModel, token_counter
 
 MAX_BUFFERED = 20_000
+#: characters of a chunk's raw text kept for the mid-word judgement (its two ends)
+RAW_CHARS = 2_400
+
 REOPEN_WINDOW = 64
 EXACT_ALL = 10_000
 EXACT_EVERY = 20
@@ -144,6 +148,12 @@ class _Analyser:
         self.missing_citation = 0
         self.unpunctuated = 0
         self.punctuation_moved = 0
+        # mid-word cuts (the judgement of `ragdiag chunks`): found through the neighbours'
+        # overlap, plus pairs whose raw texts meet letter to letter -- a split word only when the
+        # export keeps the whitespace at its cuts, decided over all chunks in `report`
+        self.mid_word = 0
+        self.letters_meet: list[tuple[str, str]] = []   # (key, excerpt in context)
+        self.ws_edges = self.ws_seen = 0
         self.pending: tuple[Any, list[str], int] | None = None
         self.last_doc: Any = None
         self.small: list[tuple[float, int, str]] = []   # (-tokens, seq, excerpt): the smallest
@@ -253,6 +263,10 @@ class _Analyser:
                 self.end_classes["empty"] = self.end_classes.get("empty", 0) + 1
                 continue
             c = _summarise(base + i, order, key, s)
+            raw = batch[i][3]
+            c.raw = raw if len(raw) <= RAW_CHARS else raw[:RAW_CHARS // 2] + "\n\n" + raw[-RAW_CHARS // 2:]
+            self.ws_seen += 1
+            self.ws_edges += raw[:1].isspace() or raw[-1:].isspace()
             if c.starts_table or c.ends_table:
                 self.table_chunks += 1
             if doc is None:
@@ -349,6 +363,8 @@ class _Analyser:
                     and cur.first_number == prev.last_number + 1)):
                 prev.list_cut = prev.list_cut or _excerpt_tail(prev.last_line)
                 cur.list_cut = cur.list_cut or _excerpt_head(cur.first_line)
+        if len(chunks) > 1:
+            self._mid_words(chunks)
         starts, ends, example = self.start_classes, self.end_classes, self.example
         for c in chunks:
             starts[c.start] = starts.get(c.start, 0) + 1
@@ -374,6 +390,21 @@ class _Analyser:
             if c.list_cut:
                 self.list_cut += 1
                 example("list_cut", c.key, c.list_cut)
+
+    def _mid_words(self, chunks: list[_Chunk]) -> None:
+        """Cuts inside a word, judged by `ragdiag chunks`' analyser on the document's chunks in
+        order (sentence flags are this analyser's own, so only the word edges are read)."""
+        texts = [c.raw for c in chunks]
+        flags = judge_document(texts, [c.key for c in chunks], punctuated=False, keeps_whitespace=False)
+        for prev, cur, f in zip(chunks, chunks[1:], flags, strict=False):
+            excerpt = partial(_in_context, prev.last_line, cur.first_line)
+            if f.end_mid_word:
+                self.mid_word += 1
+                self.example("mid_word", prev.key, excerpt)
+            elif not cur.overlap and prev.end == "mid" and prev.raw[-1:].isalnum() and cur.raw[:1].isalnum():
+                # letters meet and the end is no heading or sentence: a split word if the export
+                # keeps its whitespace (decided in `report`)
+                self.letters_meet.append((prev.key, excerpt()))
 
     # -- the report ----------------------------------------------------------------
     def _final_tokens(self) -> tuple[np.ndarray, int, float | None]:
@@ -439,6 +470,12 @@ class _Analyser:
                     self.examples[measure].items = [(k, x) for k, x in self.examples[measure].items
                                                     if any(ch in _FINAL for ch in x.replace("…", ""))]
         judged = n - unpunct  # chunks whose ends can be judged for sentence boundaries
+        mid_word = self.mid_word
+        if self.ws_seen and self.ws_edges / self.ws_seen >= KEEPS_WHITESPACE_SHARE:
+            # the export keeps the whitespace at its cuts: two letters meeting are one split word
+            mid_word += len(self.letters_meet)
+            for key, excerpt in self.letters_meet:
+                self.example("mid_word", key, excerpt)
         ow = self.overlap_words
         present: dict[str, float | None] = {}
         for j, (role, fname) in enumerate((("document id", self.f.doc_id or self.f.parent_id),
@@ -473,6 +510,7 @@ class _Analyser:
             examples={k: tuple(r.items) for k, r in self.examples.items()},
             unpunctuated=unpunct, unpunctuated_share=_share(unpunct, n),
             punctuation_moved=self.punctuation_moved, punctuation_moved_share=_share(self.punctuation_moved, n),
+            mid_word=mid_word, mid_word_share=_share(mid_word, n),
         )
 
     def _duplicates(self, h: np.ndarray) -> tuple[int, int, int]:

@@ -28,6 +28,8 @@ from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
 from ragdiag.chunks.sentences import is_boundary, starts_sentence
 
 MIN_OVERLAP_CHARS = 8
+#: an export keeps the whitespace at its cuts when this share of chunks starts or ends with it
+KEEPS_WHITESPACE_SHARE = 0.2
 WINDOW = 800
 CONTEXT = 300
 _WORD = re.compile(r"\w+")
@@ -299,4 +301,4 @@ def keeps_whitespace(texts: Iterable[str], sample: int = 2000) -> bool:
         ws += t[0].isspace() or t[-1].isspace()
         if n >= sample:
             break
-    return n > 0 and ws / n >= 0.2
+    return n > 0 and ws / n >= KEEPS_WHITESPACE_SHARE

@@ -8,7 +8,7 @@ from typing import Any
 
 BOUNDARY_MEASURES = ("mid_sentence_end", "mid_sentence_start", "split_table", "heading_separated",
                      "list_cut", "overlap", "exact_duplicate", "near_duplicate", "tiny",
-                     "oversized", "missing_citation", "unpunctuated", "punctuation_moved")
+                     "oversized", "missing_citation", "unpunctuated", "punctuation_moved", "mid_word")
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class ChunkReport:
     #: chunks that start with the previous chunk's full stop (the chunker moved the separator)
     punctuation_moved: int = 0
     punctuation_moved_share: float | None = None
+    #: chunks whose end cuts a word in two (the next chunk continues it)
+    mid_word: int = 0
+    mid_word_share: float | None = None
 
     def share(self, measure: str) -> float | None:
         """The share of one of `BOUNDARY_MEASURES`."""
