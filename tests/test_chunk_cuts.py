@@ -286,6 +286,34 @@ def test_check_reads_sourcepage_and_sourcefile_without_a_metadata_failure(tmp_pa
     assert planted.status == "fail" and "lack citation metadata" in planted.headline, planted.headline
 
 
+def _export_target(tmp_path, chunks):
+    from ragdiag.model.schema import IndexSchema
+    from tests.test_check_chunk_boundaries import JsonlTarget
+
+    schema = IndexSchema.from_azure({"name": "export", "fields": [
+        {"name": "id", "type": "Edm.String", "key": True},
+        {"name": "content", "type": "Edm.String", "searchable": True},
+        {"name": "sourcepage", "type": "Edm.String", "filterable": True},
+        {"name": "sourcefile", "type": "Edm.String", "filterable": True}]})
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps({"id": f"c-{i}", "content": c, "sourcepage": f"g.pdf#page={i // 3 + 1}",
+                                        "sourcefile": "g.pdf"}) + "\n" for i, c in enumerate(chunks)))
+    return JsonlTarget(path, schema=schema)
+
+
+def test_check_fails_a_fixed_size_export_on_mid_word_cuts_and_passes_whole_words(tmp_path) -> None:
+    from tests.test_chunks import TEXT, _between_words, _fixed
+
+    cut = _run_boundaries(_export_target(tmp_path / "a", _fixed(TEXT, 97)))
+    assert cut.status == "fail" and "end mid-word (fail above 15%)" in cut.headline, cut.headline
+    shares = {r["measure"]: r for r in cut.evidence_table("boundary_shares").records()}
+    assert shares["mid_word"]["verdict"] == "fail"
+    whole = _run_boundaries(_export_target(tmp_path / "b", _between_words(TEXT, 97)))
+    rows = {r["measure"]: r for r in whole.evidence_table("boundary_shares").records()}
+    assert rows["mid_word"]["verdict"] == "ok" and rows["mid_word"]["chunks"] == 0
+
+
 def test_target_fields_option_is_checked() -> None:
     from ragdiag.chunks.fields import ChunkFields, read_field_roles
     from ragdiag.errors import ConfigError

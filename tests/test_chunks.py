@@ -440,3 +440,46 @@ def test_a_full_stop_moved_to_the_next_chunk_is_named_not_counted_as_a_cut():
                  rec("A-3", "und endet sauber.", pos=2)])
     assert r.punctuation_moved == 1
     assert r.mid_sentence_end == 1 and dict(r.examples["mid_sentence_end"]).keys() == {"A-2"}
+
+
+# ---- mid-word cuts (the analyser of `ragdiag chunks`, inside the check's stream) -----------------
+TEXT = ("The contract includes a warranty of two years for every device that was sold to a "
+        "customer in the European Union. Repairs are free of charge within that period. The "
+        "customer returns a faulty device to the nearest service centre with the receipt. ") * 4
+
+
+def _fixed(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _between_words(text: str, size: int) -> list[str]:
+    out, cur = [], ""
+    for w in text.split(" "):
+        if cur and len(cur) + 1 + len(w) > size:
+            out.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    return [*out, cur]
+
+
+def test_a_fixed_size_cutter_cuts_words_and_a_word_cutter_does_not():
+    cut = _fixed(TEXT, 97)  # keeps the whitespace where it falls: letters meeting are one word split
+    r = analyse([rec(f"A-{i}", t, pos=i) for i, t in enumerate(cut)])
+    # count by hand: cut points where a letter meets a letter in the source
+    expected = sum(1 for a, b in zip(cut, cut[1:], strict=False) if a[-1:].isalnum() and b[:1].isalnum())
+    assert expected > 5 and r.mid_word == expected
+    assert r.examples["mid_word"] and " ⟂ " in r.examples["mid_word"][0][1]
+    clean = analyse([rec(f"A-{i}", t, pos=i) for i, t in enumerate(_between_words(TEXT, 97))])
+    assert clean.mid_word == 0 and clean.mid_word_share == 0
+
+
+def test_an_overlapping_splitter_that_cuts_a_word_is_seen_through_the_overlap():
+    # each chunk repeats the previous chunk's last 20 characters, cut mid-word, stripped
+    chunks, i = [], 0
+    while i < len(TEXT):
+        chunks.append(TEXT[max(0, i - 20):i + 100].strip())
+        i += 100
+    r = analyse([rec(f"A-{i}", t, pos=i) for i, t in enumerate(chunks)])
+    cut_words = sum(1 for j in range(100, len(TEXT), 100) if TEXT[j - 1].isalnum() and TEXT[j].isalnum())
+    assert cut_words > 3 and r.mid_word == cut_words

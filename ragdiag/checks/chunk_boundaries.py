@@ -2,7 +2,8 @@
 
 Streams the index's records (`ragdiag.chunks.analyse_chunks`; only the fields it needs; whole
 documents sampled above `MAX_CHUNKS` chunks) and measures size, boundaries, overlap, split
-tables, separated headings, cut lists, citation metadata and duplicates. With a goldset it also
+tables, separated headings, cut lists, citation metadata and duplicates; mid-word cuts are
+judged by the analyser of `ragdiag chunks` (`ragdiag.chunks.cuts`) on each document's chunks. With a goldset it also
 asks whether the expected answers lie inside one chunk or straddle a boundary.
 
 Scope: the records the query profiles can retrieve -- each profile's filter (and vector
