@@ -483,3 +483,12 @@ def test_an_overlapping_splitter_that_cuts_a_word_is_seen_through_the_overlap():
     r = analyse([rec(f"A-{i}", t, pos=i) for i, t in enumerate(chunks)])
     cut_words = sum(1 for j in range(100, len(TEXT), 100) if TEXT[j - 1].isalnum() and TEXT[j].isalnum())
     assert cut_words > 3 and r.mid_word == cut_words
+
+
+def test_an_html_table_cut_across_chunks_is_a_split_table_and_a_whole_one_is_not():
+    head = "<p>Prices per licence:</p>\n<table><tr><th>Plan</th><th>Price</th></tr>\n<tr><td>Basic</td><td>10 EUR</td></tr>"
+    tail = "<tr><td>Pro</td><td>25 EUR</td></tr></table>\n<p>Prices include VAT.</p>"
+    cut = analyse([rec("A-0", head, pos=0), rec("A-1", tail, pos=1)])
+    assert cut.split_table == 2 and cut.examples["split_table"][0][1].startswith("HTML table cut")
+    whole = analyse([rec("A-0", head + "\n" + tail, pos=0), rec("A-1", "<p>Support is included.</p>", pos=1)])
+    assert whole.split_table == 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import random
+import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -47,6 +48,7 @@ from ragdiag.chunks.sentences import ends_sentence
 from ragdiag.chunks.tokens import _TokenModel, token_counter
 
 MAX_BUFFERED = 20_000
+_HTML_TABLE = re.compile(r"</?table\b", re.I)
 #: characters of a chunk's raw text kept for the mid-word judgement (its two ends)
 RAW_CHARS = 2_400
 
@@ -276,7 +278,9 @@ class _Analyser:
                 continue
             c = _summarise(base + i, order, key, s)
             raw = batch[i][3]
-            c.raw = raw if len(raw) <= RAW_CHARS else raw[:RAW_CHARS // 2] + "\n\n" + raw[-RAW_CHARS // 2:]
+            # the two ends suffice for word edges; an HTML table is kept whole (its tags balance)
+            c.raw = raw if len(raw) <= RAW_CHARS or _HTML_TABLE.search(raw) else \
+                raw[:RAW_CHARS // 2] + "\n\n" + raw[-RAW_CHARS // 2:]
             self.ws_seen += 1
             self.ws_edges += raw[:1].isspace() or raw[-1:].isspace()
             if c.starts_table or c.ends_table:
@@ -409,6 +413,11 @@ class _Analyser:
         order (sentence flags are this analyser's own, so only the word edges are read)."""
         texts = [c.raw for c in chunks]
         flags = judge_document(texts, [c.key for c in chunks], punctuated=False, keeps_whitespace=False)
+        for c, f in zip(chunks, flags, strict=True):
+            # an HTML table cut across chunks (Markdown tables are this analyser's own)
+            if f.split_table and not c.split_table and _HTML_TABLE.search(c.raw):
+                c.split_table = "HTML table cut: " + (_excerpt_tail(c.last_line) if c.ends_table or
+                                                      "<table" in c.raw.lower() else _excerpt_head(c.first_line))
         for prev, cur, f in zip(chunks, chunks[1:], flags, strict=False):
             excerpt = partial(_in_context, prev.last_line, cur.first_line)
             if f.end_mid_word:
