@@ -174,6 +174,25 @@ def test_eight_percent_cut_ends_warns_and_clean_passes() -> None:
     assert v.status == "warn"
 
 
+def test_an_export_with_levels_is_judged_per_level_and_the_worst_level_heads() -> None:
+    # an index with whole documents next to their cut chunks: the documents must not dilute
+    # the chunks' cut ends (4 of 8 chunks cut, 50 %, but only 4 of 16 records overall)
+    sentences = [f"Sentence number {i} says something complete about item {i}." for i in range(8)]
+    docs = [{"content": s, "doc_id": f"d{i}", "level": "document"} for i, s in enumerate(sentences)]
+    chunks = [{"content": s if i % 2 else s.rsplit(" ", 3)[0], "doc_id": "d", "level": "chunk"}
+              for i, s in enumerate(sentences)]
+    roles = infer_roles(["content", "doc_id", "level"])
+    assert roles.level == "level"
+    v = analyse_export(docs + chunks, roles, lang="en")
+    assert v.counts["by_level"]["chunk"]["end_mid_sentence"] == 4
+    assert v.counts["by_level"]["chunk"]["status"] == "fail"  # 50 % > 30 %
+    assert v.counts["by_level"]["document"]["status"] == "pass"
+    assert v.status == "fail" and v.headline.startswith("level chunk: 50.0% of 8 chunks")
+    assert v.counts["documents"] == 9
+    without_level = analyse_export(docs + chunks, infer_roles(["content", "doc_id"]), lang="en")
+    assert without_level.status != "fail"  # the dilution the level role prevents
+
+
 def test_uniform_histogram_bins() -> None:
     hist = uniform_histogram([1, 40, 90, 260, 700], 512)
     widths = {h["to"] - h["from"] for h in hist if h["to"] is not None}
@@ -185,7 +204,7 @@ def test_uniform_histogram_bins() -> None:
 def test_roles_inferred_from_common_exports(tmp_path) -> None:
     assert infer_roles(["id", "content", "sourcepage", "sourcefile"]).describe() == {
         "key": "id", "content": "content", "document": "sourcefile", "page": "sourcepage",
-        "section": None, "position": None}
+        "section": None, "position": None, "level": None}
     lc = tmp_path / "lc.jsonl"
     lc.write_text(json.dumps({"page_content": "A.", "metadata": {"source": "a.pdf", "page": 2}}) + "\n")
     r = infer_roles(read_chunk_file(lc)[0])

@@ -121,9 +121,16 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
         language = detect_language(texts[:5000]).code or "en"
     ui = language if language in ("en", "de") else "en"
     docs: dict[Any, list[int]] = {}
+    levels: dict[str, int] = {}
     for i, r in enumerate(records):
         d = r.get(roles.document) if roles.document else None
-        docs.setdefault(None if d is None else str(d), []).append(i)
+        d = None if d is None else str(d)
+        if roles.level:  # documents, sections and chunks side by side: neighbours within a level
+            lv = r.get(roles.level)
+            lv = "" if lv is None else str(lv)
+            levels[lv] = levels.get(lv, 0) + 1
+            d = (d, lv)
+        docs.setdefault(d, []).append(i)
     if roles.position:
         for idx in docs.values():
             idx.sort(key=lambda i: (_order_key(records[i].get(roles.position)), i))
@@ -133,7 +140,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     flags: list[CutFlags | None] = [None] * len(texts)
     with_source = 0
     for d, idx in docs.items():
-        src = find_source(sources, d) if sources else None
+        src = find_source(sources, _doc(d)) if sources else None
         if src is not None:
             with_source += 1
         got = judge_document([texts[i] for i in idx], [keys[i] for i in idx], lang=language,
@@ -147,7 +154,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
         f.oversized = t > hi
     ordered = [flags[i] for idx in docs.values() for i in idx]
     n = len(ordered)
-    counts: dict[str, Any] = {"chunks": n, "documents": len(docs),
+    counts: dict[str, Any] = {"chunks": n, "documents": len({_doc(d) for d in docs}),
                               "documents_with_source": with_source,
                               "chunks_located_in_source": sum(f.located for f in ordered),
                               "pairs": sum(max(0, len(ix) - 1) for ix in docs.values())}
@@ -164,27 +171,63 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     for m in MEASURES:
         counts[m + "_share"] = counts[m] / n if n else None
     status, reasons = _status(spec, counts, punct)
+    headline_counts, prefix = counts, ""
+    if len(levels) > 1:
+        # each level is a chunk population of its own (whole documents dilute the chunks' cuts):
+        # judged one by one, the worst level heads the verdict
+        by_level: dict[str, Any] = {}
+        worst = None
+        for lv in sorted(levels):
+            fl = [flags[i] for d, idx in docs.items() if d[1] == lv for i in idx]
+            c: dict[str, Any] = {"chunks": len(fl), "documents": len({d[0] for d in docs if d[1] == lv}),
+                                 "chunks_located_in_source": sum(f.located for f in fl),
+                                 "sentences_judged": punct}
+            for m in MEASURES:
+                c[m] = sum(bool(getattr(f, m)) for f in fl)
+                c[m + "_share"] = c[m] / len(fl) if fl else None
+            st, why = _status(spec, c, punct)
+            by_level[lv] = {**c, "status": st}
+            rank = _RANK.get(st, 0)
+            if worst is None or rank > worst[0]:
+                worst = (rank, lv, st, why, c)
+        counts["by_level"] = by_level
+        if worst is not None and _RANK.get(worst[2], 0) > _RANK.get(status, 0):
+            _, lv, status, reasons, headline_counts = worst
+            prefix = msg(spec, "x_level", ui, field=roles.level, level=lv or "-") + " "
     texts_by_key = {id(f): i for i, f in enumerate(flags)}
     examples = _examples(docs, flags, texts, keys, ui, spec)
     by_document = []
     for d, idx in docs.items():
-        row: dict[str, Any] = {"document": d, "chunks": len(idx),
-                               "source": bool(sources) and find_source(sources, d) is not None}
+        row: dict[str, Any] = {"document": _doc(d), "chunks": len(idx),
+                               "source": bool(sources) and find_source(sources, _doc(d)) is not None}
+        if roles.level:
+            row["level"] = d[1]
         for m in ("end_mid_sentence", "start_mid_sentence", "end_mid_word", "heading_only", "split_table"):
             row[m] = sum(bool(getattr(flags[i], m)) for i in idx)
         by_document.append(row)
     by_document.sort(key=lambda r: -(r["end_mid_sentence"] + r["end_mid_word"]))
     del texts_by_key
-    headline = _headline(spec, ui, status, counts, reasons)
+    headline = prefix + _headline(spec, ui, status, headline_counts, reasons)
     notes = []
     if not punct:
         notes.append(msg(spec, "x_note_unpunctuated", ui))
+    if len(levels) > 1:
+        notes.append(msg(spec, "x_note_levels", ui, n=len(levels), field=roles.level,
+                         levels=", ".join(f"{k or '-'} {v:,}" for k, v in sorted(levels.items()))))
     if sources and with_source < len(docs):
         notes.append(msg(spec, "x_note_partial_source", ui, n=len(docs) - with_source, total=len(docs)))
     recs = [msg(spec, f"x_rec_{r}", ui) for r in reasons]
     return ExportVerdict(status=status, headline=headline, counts=counts, flags=ordered,
                          examples=examples, by_document=by_document, roles=roles.describe(),
                          lang=ui, notes=notes, recommendations=list(dict.fromkeys(recs)))
+
+
+_RANK = {"skipped": 0, "pass": 1, "warn": 2, "fail": 3}
+
+
+def _doc(group: Any) -> Any:
+    """The document of a pairing group (a document, or (document, level) with a level role)."""
+    return group[0] if isinstance(group, tuple) else group
 
 
 def _status(spec: Any, counts: Mapping[str, Any], punct: bool) -> tuple[str, list[str]]:
@@ -250,7 +293,7 @@ def _examples(docs: Mapping[Any, list[int]], flags: Sequence[CutFlags], texts: S
                 else:
                     prev_i, next_i = (idx[j - 1], i) if j > 0 else (i, None)
                 taken[m] = taken.get(m, 0) + 1
-                out.append({"measure": m, "what": msg(spec, "x_m_" + m, lang), "document": d,
+                out.append({"measure": m, "what": msg(spec, "x_m_" + m, lang), "document": _doc(d),
                             "key": keys[i], "previous_key": keys[prev_i] if next_i is not None else None,
                             "end_of_previous": _clip_end(texts[prev_i]) if next_i is not None else None,
                             "start_of_next": _clip_start(texts[next_i]) if next_i is not None else
@@ -288,9 +331,20 @@ def render_text(v: ExportVerdict) -> str:
     lines.append(msg(spec, "x_figures", lang, chunks=c["chunks"], documents=c["documents"],
                      located=c["chunks_located_in_source"], pairs=c["pairs"],
                      overlap=c["pairs_with_overlap"], overlap_words=c["overlap_words_median"]))
+    by_level = c.get("by_level") or {}
+    levels = list(by_level)
+    if levels:  # one column per level after the total
+        lines.append(f"  {'':<40} {'all':>7}  {'':>6}" + "".join(f"  {lv or '-':>16}" for lv in levels))
     for m in MEASURES:
         share = c[m + "_share"]
-        lines.append(f"  {msg(spec, 'x_m_' + m, lang):<40} {c[m]:>7,}  {0 if share is None else share:6.1%}")
+        row = f"  {msg(spec, 'x_m_' + m, lang):<40} {c[m]:>7,}  {0 if share is None else share:6.1%}"
+        for lv in levels:
+            x = by_level[lv]
+            row += f"  {x[m]:>9,} {0 if x[m + '_share'] is None else x[m + '_share']:6.1%}"
+        lines.append(row)
+    if levels:
+        lines.append(f"  {'':<40} {'':>7}  {'':>6}" + "".join(f"  {by_level[lv]['status'].upper():>16}"
+                                                             for lv in levels))
     hist = c["token_histogram"]
     if hist:
         lines.append(msg(spec, "x_histogram", lang, tokenizer=c["tokenizer"],

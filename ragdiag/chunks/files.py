@@ -1,7 +1,8 @@
 """Chunk export files: read JSONL, JSON, CSV or Parquet chunk records and infer which field plays
 which role.
 
-Roles: ``key``, ``content``, ``document``, ``page``, ``section``, ``position``. Nested metadata
+Roles: ``key``, ``content``, ``document``, ``page``, ``section``, ``position`` and ``level`` (an
+index that holds documents, sections and chunks side by side: neighbours pair within a level). Nested metadata
 is flattened to dotted names (LangChain's ``metadata.source``, unstructured's
 ``metadata.filename``), and each role is inferred from the names the common producers use
 (Azure's RAG samples: ``id``/``content``/``sourcepage``/``sourcefile``; LangChain:
@@ -21,7 +22,7 @@ from typing import Any
 
 from ragdiag.errors import ConfigError
 
-ROLES = ("key", "content", "document", "page", "section", "position")
+ROLES = ("key", "content", "document", "page", "section", "position", "level")
 
 #: names per role, most specific first (compared case-insensitively, dotted for nested fields)
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
@@ -41,6 +42,7 @@ ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "position": ("position", "chunk_index", "chunk_no", "chunk_number", "chunk_position", "seq",
                  "sequence", "ordinal", "start_index", "metadata.start_index", "metadata.chunk_index",
                  "metadata.position", "start_char_idx", "metadata.start_char_idx", "offset", "index"),
+    "level": ("level", "chunk_level", "granularity", "metadata.level", "metadata.chunk_level"),
 }
 
 
@@ -54,6 +56,7 @@ class ChunkRoles:
     page: str | None = None
     section: str | None = None
     position: str | None = None
+    level: str | None = None
     inferred: tuple[str, ...] = ()  # the roles guessed from names (the rest were mapped)
 
     def describe(self) -> dict[str, str | None]:
@@ -100,7 +103,7 @@ def infer_roles(names: Iterable[str], mapped: Mapping[str, str] | None = None) -
     used = {mapped[r] for r in mapped}
     roles: dict[str, str | None] = {}
     inferred = []
-    for role in ("content", "key", "document", "page", "section", "position"):
+    for role in ("content", "key", "document", "page", "section", "position", "level"):
         if role in mapped:
             f = mapped[role]
             roles[role] = f if f in names else by_lower[f.lower()]
