@@ -18,21 +18,21 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture()
 def broken_audit(tmp_path):
-    """The sample audit with a policy whose every profile searches a field the index lacks."""
+    """The sample audit with a request budget of one search: every later request is refused.
+
+    (It used to break every profile with a search field the index lacks; such inputs are now
+    refused before any request, exit 2, so the failures come from the runner instead.)"""
     src = sample_dir()
     profiles = (src / "profiles" / "tuned.toml").read_text(encoding="utf-8")
-    broken = profiles.replace('search_fields = ["content", "title", "section_title"]',
-                              'search_fields = ["no_such_field"]')
-    assert broken != profiles
     (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "broken.toml").write_text(broken, encoding="utf-8")
+    (tmp_path / "profiles" / "broken.toml").write_text(profiles, encoding="utf-8")
     for name in ("goldset.yaml", "entities.json"):
         shutil.copy(src / name, tmp_path / name)
     cfg = tmp_path / "audit.toml"
     cfg.write_text('[audit]\nname = "broken"\n\n[target]\nkind = "sample"\n\n[inputs]\n'
                    'profiles = "profiles/broken.toml"\ngoldset = "goldset.yaml"\nentities = "entities.json"\n'
                    '\n[identities]\n' + "".join(f'"{u}" = {json.dumps(list(g))}\n' for u, g in IDENTITIES.items())
-                   + '\n[runner]\ncache = false\n', encoding="utf-8")
+                   + '\n[runner]\ncache = false\nbudget = 1\n', encoding="utf-8")
     return cfg
 
 
@@ -44,8 +44,8 @@ def test_all_failed_requests_make_the_check_error_and_exit_3(broken_audit, tmp_p
     assert proc.returncode == 3, proc.stdout + proc.stderr
     f = json.loads(out.read_text())["findings"][0]
     assert f["status"] == "error"
-    assert f["incomplete"]["failed_requests"] == f["incomplete"]["requests"] > 0
-    assert any("no_such_field" in r["reason"] for r in f["failures"]), f["failures"]
+    assert f["incomplete"]["failed_requests"] == f["incomplete"]["requests"] - 1 > 0  # one was sent
+    assert any("request budget of 1 exhausted" in r["reason"] for r in f["failures"]), f["failures"]
     assert "error*" in proc.stdout and "incomplete" in proc.stdout
 
 
@@ -53,9 +53,7 @@ def test_a_confirmed_fail_stays_fail_but_the_audit_is_incomplete(broken_audit, t
     """The misconfigured policy's k = 20 is a fault whatever the requests did: fail, marked, exit 3."""
     text = broken_audit.read_text(encoding="utf-8")
     src = (sample_dir() / "profiles" / "misconfigured.toml").read_text(encoding="utf-8")
-    (tmp_path / "profiles" / "broken.toml").write_text(
-        src.replace('search_fields = ["content", "title", "section_title"]', 'search_fields = ["no_such_field"]'),
-        encoding="utf-8")
+    (tmp_path / "profiles" / "broken.toml").write_text(src, encoding="utf-8")
     broken_audit.write_text(text, encoding="utf-8")
     out = tmp_path / "findings.json"
     proc = subprocess.run([sys.executable, "-m", "ragdiag", "audit", str(broken_audit), "--checks", "pool_size",

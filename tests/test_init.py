@@ -270,7 +270,19 @@ def test_an_index_export_gets_an_inferred_definition_roles_and_identities(tmp_pa
     text = (out / "audit.toml").read_text()
     assert "document = sourcefile" in text and "page = sourcepage" in text
     readme = (out / "README.md").read_text()
-    assert "precomputed vectors in embedding" in readme and "does not read `sourcefile` as document" in readme
+    assert "precomputed vectors in embedding" in readme
+    assert "fields =" not in text  # sourcefile and sourcepage are read by name now
+
+
+def test_roles_the_name_detection_misses_are_written_to_target_fields(tmp_path):
+    rows = [{("file" if k == "sourcefile" else k): v for k, v in r.items()} for r in export_rows()]
+    out = tmp_path / "audit"
+    assert run(out, "--records", write_jsonl(tmp_path / "export.jsonl", rows)) == 0
+    target = tomllib.loads((out / "audit.toml").read_text())["target"]
+    assert target["fields"] == {"document": "file"}
+    config, _, _ = written(out)  # the written folder loads: the kind accepts the role
+    assert dict(config.target.options["fields"]) == {"document": "file"}
+    assert "does not read `file` as document" in (out / "README.md").read_text()
 
 
 def test_an_export_with_its_definition_is_checked_line_by_line(tmp_path, capsys):

@@ -99,6 +99,19 @@ def test_profile_problems_name_the_key_line(tmp_path, old, new, line, fragments)
         assert fragment in message
 
 
+def test_the_security_field_is_checked_only_when_someone_asks_as_an_identity(tmp_path):
+    # an IR collection: no identities, no case asked as anyone -> no identity clause is ever built
+    text = POLICY.replace('security_field = "group_ids"', 'security_field = "acl"')
+    anonymous = GOLD.replace("  as_user: anna\n", "")
+    assert "as_user" not in anonymous
+    for sub in ("a", "b", "c"):
+        (tmp_path / sub).mkdir()
+    assert problems_of(tmp_path / "a", text, anonymous, identities=()) == []
+    assert "security field 'acl'" in only(problems_of(tmp_path / "b", text, anonymous))[2]  # identities defined
+    asked = problems_of(tmp_path / "c", text, identities=())  # a case asked as anna
+    assert any("security field 'acl'" in p[2] for p in asked)
+
+
 def test_a_key_inherited_from_defaults_points_at_the_defaults_line(tmp_path):
     text = POLICY.replace('query_type = "simple"', 'query_type = "simple"\nsearch_fields = ["nope"]')
     text = text.replace('search_fields = ["content", "title"]\n', "")

@@ -44,6 +44,8 @@ class Draft:
     target: Mapping[str, Any] | None = None  # [target] of a live index (no records)
     identities: Mapping[str, list[str]] = field(default_factory=dict)
     roles: Mapping[str, str] = field(default_factory=dict)  # role -> field, inferred
+    # roles the chunk analysis's name detection misses: written to [target] fields
+    field_roles: Mapping[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the user must know or edit
     counts: dict[str, int] = field(default_factory=dict)  # what was read, for the README
 

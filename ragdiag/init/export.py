@@ -232,9 +232,9 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     records = [{k: v for k, v in obj.items() if k not in vector_names} for _, obj in rows]
     role_map, unread = _roles(schema, roles, title)
     if unread:
-        notes.append("the current chunk analysis detects its fields by name and does not read "
+        notes.append("the chunk analysis's name detection does not read "
                      + ", ".join(f"`{f}` as {r}" for r, f in unread.items())
-                     + ": rename them in the export, or name them once field roles are configurable")
+                     + ": they are named in audit.toml's [target] fields (check them)")
     missing = [r for r in ("document", "page", "position") if r not in role_map]
     if missing:
         notes.append(f"no field was recognised as {', '.join(missing)}: the chunk analysis cannot read "
@@ -254,7 +254,7 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     return Draft(route="records", source=source, schema=schema, language=code, language_note=note,
                  policy=local_policy(schema, search, vector_names[0] if vector_names else VECTOR_FIELD, sem),
                  records=records, vector_sources={v: text_sources for v in vector_names or [VECTOR_FIELD]},
-                 template=template, identities=identities, roles=role_map, notes=notes,
+                 template=template, identities=identities, roles=role_map, field_roles=unread, notes=notes,
                  counts={"records": len(records), "fields": len(schema.fields)})
 
 

@@ -61,6 +61,9 @@ def audit_toml(draft: Draft, outdir: Path) -> str:
                   "vector_sources = { " + ", ".join(f"{k} = [{', '.join(_q(s) for s in v)}]"
                                                     for k, v in draft.vector_sources.items()) + " }",
                   f"name = {_q(local_index_name(draft.schema.name, outdir))}   # the cached index's name"]
+    if draft.field_roles and draft.target is None:
+        lines.append("fields = { " + ", ".join(f"{r} = {_q(f)}" for r, f in draft.field_roles.items())
+                     + " }   # chunk roles the name detection would miss")
     if draft.roles:
         lines.append("# field roles inferred: " + ", ".join(f"{r} = {f}" for r, f in draft.roles.items()))
     lines += ["", "[inputs]", "profiles = \"profiles.toml\""]

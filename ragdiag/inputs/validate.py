@@ -77,13 +77,17 @@ def input_problems(config: Any, *, schema: Any, policies: Sequence[Any] = (), go
     the vectors the target embeds questions into (None when it does not embed them)."""
     out: list[Problem] = []
     policies = [p for p in policies if p is not None]
+    identities = set(identities)
+    # the identity clause is built only for a question asked as someone: without identities
+    # (an IR collection, a public corpus) the security field is never used, so not checked
+    asked_as = bool(identities) or any(c.as_user for c in (goldset or ()))
     if schema is not None:
         for policy in policies:
-            out.extend(_policy_problems(policy, schema, query_dim))
+            out.extend(_policy_problems(policy, schema, query_dim, check_security=asked_as))
         if config is not None and config.target is not None:
             out.extend(_vector_source_problems(config, schema, config.target.options.get("vector_sources")))
     if goldset is not None:
-        out.extend(_goldset_problems(goldset, policies, set(identities), schema))
+        out.extend(_goldset_problems(goldset, policies, identities, schema))
     return out
 
 
@@ -95,11 +99,13 @@ def check_vector_sources(config: Any, schema: Any, vector_sources: Mapping[str, 
 
 
 # ---- profiles -----------------------------------------------------------------------------
-def _policy_problems(policy: Any, schema: Any, query_dim: int | None) -> list[Problem]:
+def _policy_problems(policy: Any, schema: Any, query_dim: int | None, *,
+                     check_security: bool = True) -> list[Problem]:
     path = str(policy.path) if policy.path else None
     loc = _locator(path)
+    trims = check_security and any(p.security_trimming for p in policy.profiles.values())
     out: list[Problem] = [(path, _line(loc, ("policy",), "security_field"), message)
-                          for message in policy.security_problems(schema)]
+                          for message in (policy.security_problems(schema) if trims else ())]
     for name, profile in policy.profiles.items():
         problems = [*profile.problems_against(schema),
                     *_dimension_problems(schema, [(vq.fields, None) for vq in profile.vector_queries], query_dim)]
