@@ -174,6 +174,12 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         breaker.reset()  # a new run gets a new chance (e.g. a notebook re-run after an outage)
         if breaker.on_open is None and ctx.log is not None:
             breaker.on_open = ctx.log
+    anonymous, logged, users = ctx.anonymous_log_questions()
+    if anonymous and ctx.log is not None:
+        shown = ", ".join(users[:5]) + (f" and {len(users) - 5} more" if len(users) > 5 else "")
+        ctx.log(f"warning: {anonymous} of {logged} logged questions come from users not in [identities] "
+                f"({shown}): they are searched without an identity clause, so measured pools and hits are "
+                "an unrestricted user's; add the users and their groups to [identities]")
     ctx.prepare()  # once per context: one batched embedding call for the audit's query texts
     findings = []
     with _StopOnSignals(breaker, enabled=stop_on_signals) as stop:
@@ -209,6 +215,9 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    if anonymous:
+        meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
+                                           "users": users[:50]}
     describe = getattr(ctx.target, "describe", None)
     if callable(describe):  # what was audited: the kind and, for a database, its version string
         meta["target_info"] = describe()

@@ -203,3 +203,14 @@ def test_goldset_by_hand(tmp_path):
     assert small.metrics["ndcg@10"] == pytest.approx(1.0)
     assert small.metrics["recall@10"] == pytest.approx(1.0)
     assert small.metrics["mrr"] == pytest.approx(1.0)
+
+
+def test_logged_questions_of_users_without_identity_are_named_not_measured_silently(tmp_path):
+    known = _ctx(tmp_path / "a", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 3)
+    assert known.anonymous_log_questions() == (0, 1, [])
+    assert "users not in [identities]" not in _check(known, "pool_size").headline
+    unknown = _ctx(tmp_path / "b", SOUND, GOOD_SCORES, goldset=False, log_routes=["fact"] * 3)
+    unknown.identities = {}  # the log's user 'u' is not configured: searched without an identity clause
+    assert unknown.anonymous_log_questions() == (1, 1, ["u"])
+    f = _check(unknown, "pool_size")
+    assert "1 of 1 logged questions come from users not in [identities] (u)" in f.headline

@@ -194,6 +194,10 @@ class PoolSize(Check):
             v.note("measured_not_run")
             v.passed("pass_configured", profiles=len(semantic), min=min_conf)
             return
+        anonymous, logged, users = ctx.anonymous_log_questions() if hasattr(ctx, "anonymous_log_questions") \
+            else (0, 0, [])
+        if anonymous:  # their pools are an unrestricted user's: larger than a real user's
+            v.note("anonymous_questions", n=anonymous, questions=logged, users=tuple(users[:3]))
         run = ctx.run_gold(policy, probe=probes.pool(RERANK_WINDOW), label="pool sizes")
         v.requests(run)
         sem_names = {p.name for p in semantic}

@@ -182,9 +182,22 @@ class AuditContext:
             if key in seen:
                 continue
             user = e.user if e.user in self.identities else None
+            # a logged user without [identities] entry is searched without an identity clause:
+            # see `anonymous_log_questions` (the audit says so; pools are an unrestricted user's)
             seen[key] = GoldCase(id=f"log-{i + 1:05d}", question=e.question, intent=e.route if e.route in INTENTS else "unknown",
                                  as_user=user)
         return list(seen.values())
+
+    def anonymous_log_questions(self) -> tuple[int, int, list[str]]:
+        """(questions searched without an identity because their logged user is not in
+        [identities], all logged questions, those users): 0 when a goldset supplies the questions."""
+        if self.goldset is not None or self.query_log is None:
+            return 0, 0, []
+        cases = self.question_cases()
+        logged = {" ".join(e.question.lower().split()): e.user for e in self.query_log.entries}
+        users = sorted({u for u in logged.values() if u and u not in self.identities})
+        anonymous = sum(1 for c in cases if c.as_user is None and logged.get(" ".join(c.question.lower().split())))
+        return anonymous, len(cases), users
 
     @property
     def question_source(self) -> str:
