@@ -188,7 +188,7 @@ ANSWERS = [
 
 
 def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None,
-           checks=("goldset", "acl_trimming"), target_extra=""):
+           checks=("goldset", "acl_trimming"), target_extra="", goldset=True):
     from ragdiag.audit import run_audit
 
     monkeypatch.setenv("RAGDIAG_TEST_PG", pg.uri)
@@ -210,7 +210,7 @@ def _audit(tmp_path, monkeypatch, pg, *, sql=SQL, top=2, answers=True, code=None
           fields = ["embedding"]
           k = 30
         """))
-    inputs = 'profiles = "profiles.toml"\ngoldset = "goldset.yaml"\n'
+    inputs = 'profiles = "profiles.toml"\n' + ('goldset = "goldset.yaml"\n' if goldset else "")
     inputs += 'answers = "answers.jsonl"\n' if answers else ""
     inputs += f'client_code = "{code}"\n' if code else ""
     (tmp_path / "audit.toml").write_text(textwrap.dedent(f"""\
@@ -328,6 +328,22 @@ def test_prerank_filters_measures_each_sql_clause(tmp_path, monkeypatch, pg):
     # valid_from: only the future e comes in, which nobody expects; c stays out (valid_to): 3 reachable
     assert ablation[2][3:7] == (4, 0, 3, 0.0)
     assert f.status == "warn" and "keeps 25% of the goldset's reachable expected sources" in f.headline
+
+
+def test_prerank_filters_without_goldset_warns_on_unmeasured_clauses_and_passes_access_only(
+        tmp_path, monkeypatch, pg):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    dated = _finding(_audit(tmp_path / "a", monkeypatch, pg, checks=("prerank_filters",), answers=False,
+                            goldset=False), "prerank_filters")
+    assert dated.status == "warn", dated.headline
+    assert "2 SQL clause(s) on a non-relevance field filter before ranking and were not measured" in dated.headline
+    access_only = SQL.replace("  and valid_from <= :now::timestamptz\n", "").replace(
+        "  and (valid_to is null or valid_to > :now::timestamptz)\n", "")
+    assert access_only.count("and ") == 0
+    sound = _finding(_audit(tmp_path / "b", monkeypatch, pg, sql=access_only, checks=("prerank_filters",),
+                            answers=False, goldset=False), "prerank_filters")
+    assert sound.status == "pass", sound.headline
 
 
 @pytest.mark.parametrize("extra, status", [("", "skipped"), ("rerank_depth = 50", "fail"),

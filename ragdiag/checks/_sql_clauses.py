@@ -53,7 +53,13 @@ def judge_sql_clauses(ctx: Any, spec: Any, v: Verdict, classify: Any, roles: dic
         v.passed("pass_sql", n=len(clauses))
         return
     if not ctx.has("goldset"):
-        v.note("sql_not_ablated")
+        unmeasured = [c.text for c in ablate if role[c.index] in suspicious]
+        if unmeasured and spec.threshold("warn_any_nonrelevance_clause"):
+            # as on OData filters: a quality, recency or source clause whose cost nothing
+            # measured is a warning, not a pass
+            v.warn("sql_not_measured", n=len(unmeasured), clauses=tuple(unmeasured[:3]))
+        else:
+            v.note("sql_not_ablated")
         v.passed("pass_sql", n=len(clauses))
         return
     run = ctx.run_gold(ctx.policy, label="baseline")
