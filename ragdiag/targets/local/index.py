@@ -5,7 +5,8 @@ On disk (`index_dir`, format 2):
 - `manifest.json`: format version, name, record count, input hash, model id, vector
   sources, reference time, and the sha256 of every HNSW graph (part of the target's
   fingerprint: a rebuilt graph is another index, whose traces are never mixed with these);
-- `schema.json`, `records.pkl` (the records without their vectors);
+- `schema.json`, `records.json` (the records without their vectors, plain JSON: nothing on
+  disk is ever unpickled, so a planted file cannot run code as the auditor);
 - `keyword/<field>.{data,indices,indptr}.npy` + `<field>.vocab.json` per searchable field
   (the vocabulary records the field's analysis: which Azure analyzer it imitates, stemmer,
   stop words; the manifest repeats them under `analysis`);
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,11 @@ from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
 # 4: keyword fields analysed per the schema's analyzer (analyzers.py); the vocabulary holds
 #    analysed terms and the analysis, so an index built with English analysis is never
 #    reopened as a German one (and the input hash carries ANALYSIS_VERSION).
-FORMAT_VERSION = 4
+# 5: records as JSON (records.json), never a pickle; folders named by a slug + name hash.
+FORMAT_VERSION = 5
+#: Azure's rule for index names: lowercase letters, digits and dashes, not starting or ending
+#: with a dash, at most 128 characters
+INDEX_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,126}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,37 @@ class IndexData:
     semantic: dict[str, np.ndarray]  # semantic configuration -> passage vectors
 
 
+def index_folder_name(name: str) -> str:
+    """The cache folder name of an index called `name`: a slug of Azure's name alphabet
+    (lowercase letters, digits, dashes) plus a hash of the exact name, so no name can leave
+    the cache (``../x``, ``/tmp/x``) and two names with the same slug never share a folder."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")[:48].strip("-") or "index"
+    digest = hashlib.sha256(str(name).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{slug}-{digest}@format{FORMAT_VERSION}"
+
+
 def default_index_dir(root: Path, name: str) -> Path:
-    """Where an index of this format lives under a cache root (one folder per format)."""
-    return Path(root) / "indexes" / (name if FORMAT_VERSION == 1 else f"{name}@format{FORMAT_VERSION}")
+    """Where an index of this format lives under a cache root: always a direct child of
+    ``<root>/indexes`` whatever the name (a client's schema names it)."""
+    base = (Path(root) / "indexes").resolve()
+    path = base / index_folder_name(name)
+    if path.parent != base:  # cannot happen with the slug alphabet; kept as the invariant
+        raise TargetError(f"index folder for name {name!r} would leave the cache folder {base}")
+    return path
+
+
+def _json_value(value: Any) -> Any:
+    """JSON for record values that are not JSON types (numpy scalars and arrays, dates)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)  # a stable order: the index's bytes follow its inputs
+    raise TypeError(f"record value of type {type(value).__name__} cannot be stored in a local index "
+                    "(records hold JSON values: strings, numbers, booleans, lists, objects)")
 
 
 def joined(record: Mapping[str, Any], fields: Sequence[str]) -> str:
@@ -195,8 +228,11 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
             if stale.is_file():
                 stale.unlink()  # files of the previous records would answer with wrong rows
     (index_dir / "schema.json").write_text(json.dumps(schema.to_azure(), indent=2))
-    with open(index_dir / "records.pkl", "wb") as fh:
-        pickle.dump(recs, fh, protocol=5)
+    stale_pickle = index_dir / "records.pkl"
+    if stale_pickle.exists():
+        stale_pickle.unlink()  # format 4 and older; never read
+    (index_dir / "records.json").write_text(
+        json.dumps(recs, ensure_ascii=False, separators=(",", ":"), default=_json_value), encoding="utf-8")
     for name, kf in keyword.items():
         kf.save(index_dir / "keyword", name)
     graphs: dict[str, str] = {}
@@ -243,8 +279,12 @@ def open_index(index_dir: str | Path) -> IndexData:
     schema = IndexSchema.load(index_dir / "schema.json")
     spec = LocalIndexSpec(name=manifest["name"], schema=schema,
                           vector_sources=manifest.get("vector_sources", {}), now=manifest.get("now"))
-    with open(index_dir / "records.pkl", "rb") as fh:
-        recs = pickle.load(fh)
+    try:
+        recs = json.loads((index_dir / "records.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"local index at {index_dir} has no readable records.json ({exc}): rebuild it") from exc
+    if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
+        raise TargetError(f"local index at {index_dir}: records.json is not a list of records: rebuild it")
     keyword = {f: KeywordField.load(index_dir / "keyword", f) for f in schema.searchable_fields}
     vectors = {}
     for f in schema.vector_fields:

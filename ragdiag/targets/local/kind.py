@@ -14,13 +14,20 @@ class LocalKind:
 
     def validate(self, options: OptionReader) -> dict[str, Any]:
         from ragdiag.chunks.fields import read_field_roles
+        from ragdiag.targets.local.index import INDEX_NAME
 
+        name = options.string("name")
+        if name is not None and not INDEX_NAME.match(name):
+            # the name becomes a cache folder: Azure's alphabet only (the folder adds a hash)
+            raise options.error(f"'name' must be an index name as Azure allows it (lowercase letters, "
+                                f"digits and dashes, not starting or ending with a dash, at most 128 "
+                                f"characters), got {name!r}", "name")
         return {
             "records": options.path("records", required=True),
             "schema": options.path("schema", required=True),
             "vector_sources": options.mapping_of_lists("vector_sources"),
             "now": options.string("now"),
-            "name": options.string("name"),
+            "name": name,
             "reranker": options.string("reranker"),
             # None: the bundled English MiniLM; see ragdiag.encoders.choice for the other forms
             "embedding_model": options.string("embedding_model"),

@@ -15,7 +15,6 @@ searches together before the requests are executed one by one.
 from __future__ import annotations
 
 import json
-import pickle
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -134,7 +133,7 @@ class LocalTarget:
             try:
                 if json.loads(manifest.read_text()).get("input_hash") == digest:
                     return cls.open(index_dir, embedder=embedder, reranker=reranker)
-            except (OSError, ValueError, RuntimeError, TargetError, pickle.UnpicklingError, EOFError):
+            except (OSError, ValueError, RuntimeError, TargetError, EOFError):
                 pass  # a damaged index is rebuilt below
         if log:
             log(f"building local index '{spec.name}' in {index_dir} (inputs changed or first run)")
