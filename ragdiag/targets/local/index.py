@@ -43,7 +43,9 @@ from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
 #    analysed terms and the analysis, so an index built with English analysis is never
 #    reopened as a German one (and the input hash carries ANALYSIS_VERSION).
 # 5: records as JSON (records.json), never a pickle; folders named by a slug + name hash.
-FORMAT_VERSION = 5
+# 6: every vector a unit vector on the 2^-11 grid (ragdiag.encoders.numerics), graphs built with
+#    one thread: the same index, graphs and similarities on every machine.
+FORMAT_VERSION = 6
 #: Azure's rule for index names: lowercase letters, digits and dashes, not starting or ending
 #: with a dash, at most 128 characters
 INDEX_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,126}[a-z0-9])?$")
@@ -130,7 +132,16 @@ def semantic_text(schema: IndexSchema, record: Mapping[str, Any], config: str | 
     return joined(record, fields)
 
 
-def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str) -> str:
+def vector_space_of(embedder: Any) -> str | None:
+    """The embedder's model id and numerics (`Embedder.cache_id`); a bare model id for an
+    embedder without numerics (a test's fake); None without an embedder."""
+    if embedder is None:
+        return None
+    return getattr(embedder, "cache_id", None) or getattr(embedder, "model_id", None)
+
+
+def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str | None) -> str:
+    """The inputs' digest; `model_id` is the embedder's vector space (`vector_space_of`)."""
     h = hashlib.sha256()
     h.update(f"format={FORMAT_VERSION}\nmodel={model_id}\n".encode())
     h.update(json.dumps(spec.schema.to_azure(), sort_keys=True).encode())
@@ -208,7 +219,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
     keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs], analyses[f])
                for f in schema.searchable_fields}
     if input_hash is None:  # built from records in memory: the content itself identifies the index
-        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={getattr(embedder, 'model_id', None)}\n".encode())
+        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={vector_space_of(embedder)}\n".encode())
         h.update(json.dumps(schema.to_azure(), sort_keys=True).encode())
         h.update(json.dumps(analysis_manifest(schema), sort_keys=True).encode())
         h.update(json.dumps(recs, sort_keys=True, default=str).encode())
@@ -253,6 +264,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         "records": n,
         "input_hash": input_hash,
         "model_id": getattr(embedder, "model_id", None),
+        "numerics": getattr(embedder, "numerics", None),
         "vector_sources": {k: list(v) for k, v in spec.vector_sources.items()},
         "now": spec.now,
         "graphs": graphs,

@@ -41,7 +41,8 @@ from ragdiag.targets.local.vector import query_vector
 # Bump when search semantics change, so cached traces of older code are never reused.
 # 3: ties broken by document key; reranker scores independent of their batch
 # 4: equal reranker scores keep the pool order (fused score, then key), not the key alone
-SEMANTICS_VERSION = 4
+# 5: query vectors on the grid of ragdiag.encoders.numerics (exact similarities)
+SEMANTICS_VERSION = 5
 STAGE_CACHE = 4096
 QUERY_VECTOR_CACHE = 50000
 # Query texts per model call when a batch of requests is prepared: None leaves it to the
@@ -126,7 +127,7 @@ class LocalTarget:
         except FileNotFoundError as exc:
             raise InputDataError("records file not found; run `ragdiag sample build` for the sample",
                                  path=str(records_path)) from exc
-        digest = _index.input_hash(blob, spec, embedder.model_id)
+        digest = _index.input_hash(blob, spec, _index.vector_space_of(embedder))
         index_dir = Path(index_dir)
         manifest = index_dir / "manifest.json"
         if manifest.exists():

@@ -115,7 +115,8 @@ class PgvectorTarget:
                 digest = ("uncached", uuid.uuid4().hex)
             h = hashlib.sha256()
             for part in (self.server_version, self.template.sql, repr(m), str(digest), str(self.now),
-                         str(getattr(self.embedder, "model_id", None)), str(SEMANTICS_VERSION)):
+                         str(getattr(self.embedder, "cache_id", None) or getattr(self.embedder, "model_id", None)),
+                         str(SEMANTICS_VERSION)):
                 h.update(part.encode())
                 h.update(b"\0")
             self._fingerprint = f"{self.name}:{h.hexdigest()[:24]}"
