@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragdiag.encoders.numerics import GRID, GRID_BITS, NUMERICS, on_grid, to_grid, unit_rows, vector_space
+from ragdiag.encoders.numerics import (
+    GRID,
+    GRID_BITS,
+    NUMERICS,
+    on_grid,
+    to_grid,
+    unit_rows,
+    vector_space,
+)
 
 
 def _orders(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> set[float]:
