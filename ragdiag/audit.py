@@ -215,6 +215,10 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    from ragdiag.inputs.fingerprint import fingerprint
+
+    # what the figures depend on (inputs, package versions, models), for `ragdiag diff`
+    meta["fingerprint"] = fingerprint(ctx.config, ctx.target, checklist_dir=Path(folder))
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}

@@ -452,10 +452,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
         results.append(AuditResult.from_json(name))
     specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
     diff = diff_audits(results[0], results[1], specs)
+    from ragdiag.ci.comparable import compare_fingerprints
+
+    # same instrument (ragdiag, packages, models) and yardstick (goldset, checklist)? (meta.fingerprint)
+    comparable = compare_fingerprints(results[0].meta, results[1].meta)
     if args.json:
-        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps({**diff.to_dict(), "comparability": comparable.to_dict()}, indent=2, ensure_ascii=False))
     else:
         con = _console()
+        con.print(comparable.sentence(), markup=False, highlight=False, soft_wrap=True)
         rows = []
         for c in diff.checks:
             moved = ", ".join(f"{m.name} {_fmt(m.old)} -> {_fmt(m.new)} ({_fmt(m.delta, sign=True)})"
@@ -478,7 +483,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         out = Path(args.summary)
         out.parent.mkdir(parents=True, exist_ok=True)
         with out.open("a", encoding="utf-8") as fh:
-            fh.write(diff.markdown() + "\n")
+            fh.write(diff.markdown() + comparable.markdown() + "\n")
+    if args.require_comparable and not comparable.comparable:
+        return 1
     return diff.exit_code(args.fail_on_regression)
 
 
@@ -906,6 +913,9 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("--fail-on-regression", action="store_true",
                     help="exit 1 when a check got worse (status), disappeared, or a metric with a "
                          "[regression] tolerance in its spec moved the wrong way beyond it")
+    df.add_argument("--require-comparable", action="store_true",
+                    help="exit 1 unless both audits have the same instrument (ragdiag, package versions, "
+                         "models) and yardstick (goldset, identities, checklist): meta.fingerprint")
     df.add_argument("--json", action="store_true", help="print the comparison as JSON")
     df.add_argument("--summary", metavar="PATH", help="append the comparison as Markdown, e.g. "
                                                       "$GITHUB_STEP_SUMMARY")
