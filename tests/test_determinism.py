@@ -9,8 +9,9 @@ numpy's dispatch (``NPY_DISABLE_CPU_FEATURES``), OpenBLAS's kernels (``OPENBLAS_
 and one or two threads (``OMP_NUM_THREADS``, ``RAGDIAG_TORCH_THREADS``). The findings must
 be byte-identical outside the schema's nondeterministic fields; the raw float32 model
 outputs must differ (else the settings switched nothing and the test proves nothing).
-Before the fix (float32 vectors, no grid) this world's findings differed between the first
-two settings in 27 values (reranker scores and the figures made of them).
+Before the fix (float32 vectors, no grid, commit 2d867bd) this world's findings differed
+between the widest paths with two threads and AVX2 with one thread (ragdiag's and numpy's
+switches as here, OpenBLAS SkylakeX) in 27 values: reranker scores and the figures made of them.
 """
 
 from __future__ import annotations
