@@ -1,4 +1,5 @@
-"""The CLI's last line of defence: one line per error, `--debug` for the stack, bad input is 2."""
+"""The CLI's last line of defence: one line per error, `--debug` for the stack; the exit code says
+who went wrong: 2 the input, 3 the service, 4 ragdiag itself."""
 
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ def test_an_internal_error_is_one_line_pointing_to_debug(monkeypatch, capsys):
         raise RuntimeError("x" * 5000)
 
     monkeypatch.setattr(cli, "cmd_checks_list", boom)
-    assert cli.main(["checks", "list"]) == 3
+    assert cli.main(["checks", "list"]) == 4  # not 3: a crash is not an outage
     err = capsys.readouterr().err
-    assert err.startswith("ragdiag: internal error: RuntimeError: ") and err.count("\n") == 1
+    assert err.startswith("ragdiag: internal error (a bug in ragdiag, exit 4): RuntimeError: ")
+    assert err.count("\n") == 1
     assert "(run with --debug for the Python stack)" in err and len(err) < 500
-    assert cli.main(["checks", "list", "--debug"]) == 3
+    assert cli.main(["checks", "list", "--debug"]) == 4
     err = capsys.readouterr().err
     assert "Traceback" in err and "--debug for the Python stack" not in err
 
@@ -50,3 +52,60 @@ def test_exit_codes_of_a_stopped_audit():
     assert cli._audit_exit_code(term, "fail") == 143
     opened = AuditResult(findings=ok.findings, meta={"circuit_breaker": {"open": True, "reason": "r"}})
     assert cli._audit_exit_code(opened, "never") == 3
+
+
+@pytest.mark.parametrize("error, code, prefix", [
+    ("TargetUnavailableError", 3, "ragdiag: service unavailable: "),
+    ("MalformedAnswerError", 3, "ragdiag: service unavailable: "),
+    ("AuthRejectedError", 2, "ragdiag: error: "),  # at the start the key is wrong: the input
+    ("TargetError", 2, "ragdiag: error: "),
+    ("OutputError", 2, "ragdiag: error: "),
+    ("MissingDependencyError", 2, "ragdiag: error: "),
+])
+def test_each_error_class_has_its_exit_code(monkeypatch, capsys, error, code, prefix):
+    import ragdiag.errors as errors
+
+    def boom(args):
+        raise getattr(errors, error)("the reason")
+
+    monkeypatch.setattr(cli, "cmd_checks_list", boom)
+    assert cli.main(["checks", "list"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith(prefix) and "the reason" in err and "internal error" not in err
+
+
+def test_a_crashed_check_exits_4_and_an_error_finding_3():
+    from ragdiag.model.findings import AuditResult, Finding
+
+    crashed = Finding.errored("a", "the check crashed: ValueError: x", incomplete={"internal_error": 1})
+    failed = Finding.errored("b", "TargetError: the service refused")
+    assert AuditResult(findings=(failed,), meta={}).exit_code("never") == 3
+    both = AuditResult(findings=(failed, crashed), meta={})
+    assert both.crashed == ("a",) and both.exit_code("never") == 4
+    assert cli._audit_exit_code(both, "never") == 4
+    opened = AuditResult(findings=(crashed,), meta={"circuit_breaker": {"open": True, "reason": "r"}})
+    assert cli._audit_exit_code(opened, "never") == 4  # ragdiag's own bug wins over the outage
+
+
+def test_run_check_marks_a_crash_as_an_internal_error_and_a_ragdiag_error_not():
+    from ragdiag.checks.base import Check
+    from ragdiag.checks.registry import run_check
+    from ragdiag.errors import TargetError
+    from ragdiag.inputs.checklist import load_checklist
+
+    spec = load_checklist()["goldset"]
+
+    class Crashing(Check):
+        id = "goldset"
+
+        def __init__(self, exc):
+            self.exc = exc
+
+        def evaluate(self, ctx, spec, v):
+            raise self.exc
+
+    crash = run_check(Crashing(KeyError("k")), object(), spec)
+    assert crash.status == "error" and crash.incomplete == {"internal_error": 1}
+    assert "the check crashed: KeyError" in crash.headline
+    refused = run_check(Crashing(TargetError("refused")), object(), spec)
+    assert refused.status == "error" and not refused.incomplete.get("internal_error")
