@@ -59,7 +59,9 @@ class PgvectorKind:
         try:
             out["mapping"] = TableMapping(out["table"], out["key"], out["content"], out["embedding"],
                                           out["groups"], out["valid_from"], out["valid_to"], out["metadata"])
-            out["template"] = SqlTemplate(out["sql"].read_text(encoding="utf-8"))
+            from ragdiag.inputs.limits import read_text
+
+            out["template"] = SqlTemplate(read_text(out["sql"], what="SQL template", error=ConfigError))
         except ConfigError as exc:
             raise options.error(f"{exc} ({out['sql'].name})", "sql") from None
         return out
