@@ -54,6 +54,10 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
+    if config.client_code is not None:  # an unreadable code folder is an input error, not an empty code base
+        from ragdiag.codescan.tree import check_root
+
+        check_root(config.client_code)
     policy = load_policy(config.profiles) if config.profiles else None
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
