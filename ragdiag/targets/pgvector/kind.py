@@ -84,6 +84,21 @@ class PgvectorKind:
                               name=options.get("name"), now=options.get("now"), default_limit=options["limit"],
                               rerank_depth=options.get("rerank_depth"))
 
+    def plan_target(self, options: Mapping[str, Any], config: Any) -> Any:
+        """For ``--plan``: the embedded server is never started (a plan sends nothing and
+        changes nothing); the plan counts requests on the template alone. None for a client's
+        DSN, which a plan may read like an index definition."""
+        if not options.get("embedded"):
+            return None
+        from ragdiag.sample.pgvector import _records
+        from ragdiag.sample.system import sample_embedder
+        from ragdiag.targets.pgvector.target import PgvectorTarget
+
+        return PgvectorTarget.offline(options["mapping"], options["template"], embedder=sample_embedder(),
+                                      name=options.get("name"), now=options.get("now"),
+                                      default_limit=options["limit"], rerank_depth=options.get("rerank_depth"),
+                                      documents=len(_records()[0]))  # the rows the sample loads
+
     def describe(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {"kind": "pgvector", "dsn_env": options.get("dsn_env"), "embedded": options.get("embedded"),
                 "table": options.get("table"), "sql": str(options.get("sql"))}
