@@ -275,7 +275,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not args.plan:  # refused now, not after the audit ran (its findings would be lost)
         _check_outputs(args, config.output_dir)
     try:
-        ctx = build_context(config, log=_log, progress=not args.quiet)
+        ctx = build_context(config, log=_log, progress=not args.quiet, plan=args.plan)
     except (KeyboardInterrupt, _Terminated) as exc:  # e.g. while the local index is built
         if args.plan:
             raise
@@ -490,12 +490,14 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     import json
 
     from ragdiag.chunks.export import check_chunk_file, render_text
+    from ragdiag.outputs import check_output, write_text
 
+    if args.json:
+        check_output(args.json, "chunk verdict")
     verdict = check_chunk_file(args.file, maps=args.map or (), lang=args.lang, source=args.source)
     print(render_text(verdict))
     if args.json:
-        Path(args.json).write_text(json.dumps(verdict.to_json(), ensure_ascii=False, indent=1) + "\n",
-                                   encoding="utf-8")
+        write_text(args.json, json.dumps(verdict.to_json(), ensure_ascii=False, indent=1) + "\n", "chunk verdict")
         print(f"\nJSON written to {args.json}")
     return 1 if args.fail_on != "never" and _gates(verdict.status, args.fail_on) else 0
 
@@ -507,6 +509,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
     from ragdiag.model.findings import AuditResult
 
+    if args.summary:
+        from ragdiag.outputs import check_output
+
+        check_output(args.summary, "summary")
     results = []
     for name in (args.old, args.new):
         if not Path(name).is_file():
@@ -538,10 +544,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
             con.print("note: no metric of these names in either audit, so their tolerances guard "
                       f"nothing: {', '.join(diff.unmatched)}", markup=False, highlight=False, soft_wrap=True)
     if args.summary:
-        out = Path(args.summary)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a", encoding="utf-8") as fh:
-            fh.write(diff.markdown() + "\n")
+        from ragdiag.outputs import append_text
+
+        append_text(args.summary, diff.markdown() + "\n", "summary")
     return diff.exit_code(args.fail_on_regression)
 
 
@@ -631,6 +636,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ConfigError("give --out FOLDER, or set [output] dir in the config, for the report's files",
                               path=str(config.path))
         out = config.output_dir
+    from ragdiag.outputs import check_output_dir
+
+    check_output_dir(out, "report files")  # before the notebook runs for minutes
     try:
         paths = build_report(args.config or None, Path(out), lang=args.lang, pdf_engine=args.pdf_engine,
                              client=args.client, system=args.system, checks=checks, progress=True,
@@ -660,6 +668,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 0:
         raise ConfigError(f"--budget must be a number of requests >= 0, got {args.budget}")
     config = load_config(Path(args.config))
+    if not args.plan:  # refused now, not after the optimisation ran
+        from ragdiag.outputs import check_output_dir
+
+        check_output_dir(args.out, "optimizer outputs")
     if not config.profiles:
         raise ConfigError("optimize needs the current policy: set [inputs] profiles in the audit config",
                           path=str(config.path))
@@ -723,6 +735,9 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     per_intent = DEFAULT_PER_INTENT if args.per_intent is None else args.per_intent
     if per_intent < 1:
         raise ConfigError(f"--per-intent must be at least 1, got {per_intent}")
+    from ragdiag.outputs import check_output
+
+    check_output(args.out, "drafted goldset")
     draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log)
     path = write_draft(draft, args.out, source=args.config or "")
     summary = draft.summary()

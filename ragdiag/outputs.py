@@ -10,6 +10,7 @@ that was a file, or could not be written: the findings were lost. Now:
   temporary file beside it, then `os.replace`, so two audits writing one findings file never
   interleave and a reader never sees half of one. An existing non-regular destination
   (``/dev/stdout``, ``/dev/null``, a FIFO) is written in place, never replaced by a file;
+- `check_output_dir(path, what)`: the same for a folder of outputs (``--out DIR``);
 - `append_text(path, text, what)` appends (``--summary``, ``$GITHUB_STEP_SUMMARY``).
 
 Every failure is an `OutputError` naming the path (exit 2): the path is the user's input.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from ragdiag.errors import OutputError
 
-__all__ = ["append_text", "check_output", "write_text"]
+__all__ = ["append_text", "check_output", "check_output_dir", "write_text"]
 
 
 def _reason(exc: OSError) -> str:
@@ -70,6 +71,17 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
         os.unlink(probe)
     except OSError as exc:
         raise OutputError(f"cannot write the {what} into {short_path(parent)}: {_reason(exc)}", path=shown) from None
+    return p
+
+
+def check_output_dir(path: str | os.PathLike[str], what: str = "outputs") -> Path:
+    """The folder `path` (created) once a file can be written into it, else `OutputError`."""
+    from ragdiag.inputs.limits import short_path
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"is a file; the {what} need a folder", path=short_path(p))
+    check_output(p / ".ragdiag-folder-probe", what)
     return p
 
 

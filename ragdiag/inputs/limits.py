@@ -39,7 +39,7 @@ from ragdiag.errors import InputDataError, RagdiagError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_EXCERPT", "MAX_INT", "MAX_LINE_CHARS", "MAX_NAME_BYTES",
            "MAX_NODES", "MAX_PATH_CHARS", "READ_CHUNK", "LinedDict", "LinedList", "TreeProblem", "check_tree",
-           "decode", "excerpt", "file_kind", "flow_depth_line", "limit_of", "line_at", "lone_surrogate",
+           "decode", "excerpt", "file_kind", "special_file", "flow_depth_line", "limit_of", "line_at", "lone_surrogate",
            "load_json", "loads_json", "loads_json_lined", "open_regular", "path_problem", "read_bytes", "read_text",
            "short_path", "toml_loads"]
 
@@ -203,6 +203,16 @@ _FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"
 def file_kind(mode: int) -> str:
     """What a non-regular file is ("a FIFO (named pipe)", "a character device", ...)."""
     return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a folder (a FIFO, a
+    device, a socket: never an input), else None. Follows symlinks, as opening would."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else file_kind(mode)
 
 
 def limit_of(what: str, max_bytes: int | None = None) -> int:
