@@ -159,10 +159,16 @@ def read_chunk_file(path: str | Path) -> list[dict[str, Any]]:
         text = limits.read_text(p, what=what, error=ConfigError)
         csv.field_size_limit(max(csv.field_size_limit(), limits.MAX_LINE_CHARS))  # long chunks are normal
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+        rows = []
         try:
-            return [dict(r) for r in reader]
+            for r in reader:
+                if None in r:  # more values than the header names
+                    raise ConfigError(f"{p}:{reader.line_num}: {len(r[None]) + len(reader.fieldnames or ())} "
+                                      f"values for the header's {len(reader.fieldnames or ())} columns")
+                rows.append(dict(r))
         except csv.Error as exc:
             raise ConfigError(f"{p}:{reader.line_num}: not CSV ({exc})") from None
+        return rows
     if suffix == ".parquet":
         import os
 

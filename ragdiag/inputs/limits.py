@@ -195,7 +195,7 @@ def path_problem(text: str) -> str | None:
 READ_CHUNK = 1 << 20
 """Bytes read per system call when a file is read: the buffer grows with what the file holds,
 never to the kind's limit (an 8 GiB limit must not allocate 8 GiB for a 144 KB file)."""
-_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+_FILE_KINDS = ((stat.S_ISLNK, "a symlink, which is not followed"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                (stat.S_ISSOCK, "a socket"))
 
@@ -336,6 +336,14 @@ def decode(blob: bytes, *, what: str, path: str | None,
     if bom is not None:
         raise error(f"the {what} is {bom} text (it starts with a {bom} byte-order mark), not UTF-8; "
                     f"save the file as UTF-8", path=path, line=1)
+    nul = blob.find(b"\x00")
+    if nul >= 0:  # before decoding: UTF-16 without a byte-order mark is mostly NULs
+        line = blob.count(b"\n", 0, nul) + 1
+        col = nul - (blob.rfind(b"\n", 0, nul) + 1) + 1
+        head = blob[:4096]
+        hint = " (UTF-16 text without a byte-order mark?)" if head.count(b"\x00") * 4 > len(head) else ""
+        raise error(f"the {what} holds a NUL character at column {col}{hint}; a text input cannot hold "
+                    f"one: save the file as UTF-8 text", path=path, line=line)
     try:
         text = blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -344,13 +352,6 @@ def decode(blob: bytes, *, what: str, path: str | None,
         raise error(f"the {what} is not UTF-8 text: byte 0x{blob[exc.start]:02x} at column {col} "
                     f"cannot be decoded (Latin-1 or Windows-1252?); save the file as UTF-8",
                     path=path, line=line) from None
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = line_at(text, nul)
-        col = nul - (text.rfind("\n", 0, nul) + 1) + 1
-        hint = " (UTF-16 text without a byte-order mark?)" if text.count("\x00") * 4 > len(text) else ""
-        raise error(f"the {what} holds a NUL character at column {col}{hint}; a text input cannot hold "
-                    f"one: save the file as UTF-8 text", path=path, line=line)
     return text
 
 

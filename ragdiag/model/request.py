@@ -183,8 +183,13 @@ class SearchRequest:
                         _check_value(vq, k, v, _VQ_TYPES.get(_VQ_KEYS.get(k, k), "any"))
             kwargs["vector_queries"] = tuple(_vq_kwargs(v) if isinstance(v, Mapping) else v
                                              for v in kwargs["vector_queries"] or ())
-            kwargs["vector_queries"] = tuple(VectorQuery(**v) if isinstance(v, dict) else v
-                                             for v in kwargs["vector_queries"])
+            try:
+                kwargs["vector_queries"] = tuple(VectorQuery(**v) if isinstance(v, dict) else v
+                                                 for v in kwargs["vector_queries"])
+            except TypeError as exc:  # a required key is missing
+                raise InputDataError(f"invalid vector query: {str(exc).split('.', 1)[-1].strip()}; a vector "
+                                     "query needs 'fields' and one of 'text' or 'vector'",
+                                     line=getattr(data, "line", None)) from None
         try:
             return cls(**kwargs)
         except TypeError as exc:
