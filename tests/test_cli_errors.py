@@ -109,3 +109,65 @@ def test_run_check_marks_a_crash_as_an_internal_error_and_a_ragdiag_error_not():
     assert "the check crashed: KeyError" in crash.headline
     refused = run_check(Crashing(TargetError("refused")), object(), spec)
     assert refused.status == "error" and not refused.incomplete.get("internal_error")
+
+
+def _closed_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_a_dead_search_service_at_the_start_exits_3_with_the_reason(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("azure.search.documents")
+    import time
+
+    monkeypatch.setenv("RAGDIAG_DEAD_KEY", "k" * 32)
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text(f'[target]\nkind = "azure"\nendpoint = "http://127.0.0.1:{_closed_port()}"\nindex = "idx"\n'
+                   'api_key_env = "RAGDIAG_DEAD_KEY"\n[runner]\nretries = 1\ntimeout_s = 5\n')
+    t0 = time.monotonic()
+    assert cli.main(["audit", str(cfg), "--quiet"]) == 3  # the service, not "bad input" (2)
+    err = capsys.readouterr().err
+    assert err.startswith("ragdiag: service unavailable: ") and "connection failed" in err
+    assert "k" * 32 not in err and time.monotonic() - t0 < 60
+
+
+def test_an_unreachable_postgres_is_the_service_and_refused_credentials_the_input(tmp_path):
+    pytest.importorskip("psycopg")
+    from ragdiag.errors import TargetError, TargetUnavailableError
+    from ragdiag.targets.pgvector.connection import ReadOnlyConnection
+
+    with pytest.raises(TargetUnavailableError, match="cannot connect to PostgreSQL"):
+        ReadOnlyConnection(f"postgresql://u@/db?host={tmp_path}", source="the test DSN")
+    from ragdiag.targets.pgvector.connection import _refused_login
+
+    assert _refused_login('FATAL:  password authentication failed for user "u"')
+    assert _refused_login('FATAL:  database "x" does not exist')
+    assert not _refused_login("connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: No such file")
+    assert issubclass(TargetUnavailableError, TargetError)
+
+
+def test_sigint_while_the_target_is_opened_still_writes_the_findings(tmp_path, capsys, monkeypatch):
+    """An interrupted index build (the target is opened before any check runs): every check is
+    an error "not run", meta.interrupted says when, exit 130."""
+    import json
+
+    import ragdiag.audit as audit
+
+    def building(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(audit, "build_context", building)
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text("[audit]\nname = 'x'\n")
+    out = tmp_path / "findings.json"
+    assert cli.main(["audit", str(cfg), "--json", str(out), "--quiet"]) == 130
+    data = json.loads(out.read_text())
+    assert data["meta"]["interrupted"]["signal"] == "SIGINT"
+    assert data["meta"]["interrupted"]["during"] == "opening the target"
+    assert len(data["findings"]) == 10 and {f["status"] for f in data["findings"]} == {"error"}
+    assert "interrupted by SIGINT while opening the target" in capsys.readouterr().err

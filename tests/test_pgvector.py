@@ -427,3 +427,28 @@ def test_answers_file_errors_and_mismatches(tmp_path):
     assert checked_citations(Answer("c", "x", ("a",)), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ("a", "z")), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ()), {"a"})
+
+
+def test_statement_timeouts_open_the_breaker_after_a_few_statements(pg):
+    """A database too slow for every statement: each probe used to wait out the whole timeout
+    (975 cancelled statements in 237 s in the issue); now the breaker opens after five."""
+    from ragdiag.engine.runner import Failure, Runner
+    from ragdiag.targets.pgvector.connection import ReadOnlyConnection
+    from ragdiag.targets.pgvector.mapping import TableMapping
+    from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
+    from ragdiag.targets.pgvector.target import PgvectorTarget
+
+    slow = SQL.replace("from docs", "from docs, pg_sleep(0.5) as s")
+    mapping = TableMapping("docs", "id", "content", "embedding", "allowed_groups", "valid_from", "valid_to")
+    conn = ReadOnlyConnection(pg.uri, timeout_ms=100)
+    t = PgvectorTarget(conn, mapping, SqlTemplate(slow), embedder=ThreeD(), now=NOW)
+    before = t.stats["sql_queries"]
+    r = Runner(t, max_consecutive_failures=5)
+    out = r.run([ask(["sales"], question=f"payment terms {i}?") for i in range(60)])
+    assert all(isinstance(o, Failure) for o in out)
+    assert "statement timeout of 100 ms" in out[0].reason
+    assert r.breaker.is_open and "5 consecutive statement timeouts" in r.breaker.reason
+    assert r.stats.failed == 5 and r.stats.not_sent == 55
+    assert t.stats["sql_queries"] - before <= 5
+    fast = PgvectorTarget(conn, mapping, SqlTemplate(SQL), embedder=ThreeD(), now=NOW)  # the same database
+    assert not isinstance(Runner(fast).run([ask(["sales"])])[0], Failure)
