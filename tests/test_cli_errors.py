@@ -111,19 +111,11 @@ def test_run_check_marks_a_crash_as_an_internal_error_and_a_ragdiag_error_not():
     assert refused.status == "error" and not refused.incomplete.get("internal_error")
 
 
-def _closed_port() -> int:
-    import socket
-
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def test_a_dead_search_service_at_the_start_exits_3_with_the_reason(tmp_path, capsys, monkeypatch):
     pytest.importorskip("azure.search.documents")
     import time
+
+    from tests.test_breaker import _closed_port
 
     monkeypatch.setenv("RAGDIAG_DEAD_KEY", "k" * 32)
     cfg = tmp_path / "audit.toml"

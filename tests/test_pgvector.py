@@ -46,7 +46,7 @@ def pg():
     from ragdiag.sample.system import sample_embedder
     from ragdiag.targets.pgvector.server import start
 
-    # outside pytest's 0700 tree: as root the wheel runs the server as its own user 'pgserver'
+    # outside pytest's 0700 tree: as root without user namespaces the server runs as nobody, who must reach it
     root = Path(tempfile.mkdtemp(prefix="ragdiag-pg-"))
     srv = start(root / "data")
     vecs = sample_embedder().embed([r[1] for r in ROWS], progress=False)

@@ -24,6 +24,10 @@ cache: the home folder) and kept a lock file in the user's runtime folder. Here:
 - the server is started only when a command needs it: never for ``ragdiag audit --plan``
   (`ragdiag.targets.pgvector.kind.PgvectorKind.plan_target`).
 
+A data folder made by an older ragdiag through the wheel as root (owned by its user
+``pgserver``) is given back to whoever runs the server now (it is ragdiag's own folder); the
+``pgserver`` user that older runs created, and the permissions they widened, are not undone.
+
 What remains outside the cache: the processes themselves while they run, the shared memory
 PostgreSQL takes (released when it stops), and, as root, the user namespace it runs in. The
 socket name must fit a Unix socket path (107 bytes): a cache folder whose path is longer is
