@@ -4,8 +4,9 @@ An audit used to run for minutes and crash only when it wrote its findings into 
 that was a file, or could not be written: the findings were lost. Now:
 
 - `check_output(path, what)` refuses, before any work, an output that is a folder, whose
-  folder is a file or cannot be created, or that cannot be written (a probe file is
-  created in its folder and removed, so permissions, read-only mounts and ACLs all count);
+  folder is a file, or that cannot be written (a probe file is created in its nearest
+  existing folder and removed, so permissions, read-only mounts and ACLs all count; nothing
+  is created, so a refused run leaves no folder behind);
 - `write_text(path, text, what)` writes a regular file atomically: a process-unique
   temporary file beside it, then `os.replace`, so two audits writing one findings file never
   interleave and a reader never sees half of one. An existing non-regular destination
@@ -33,7 +34,7 @@ def _reason(exc: OSError) -> str:
 
 
 def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
-    """`path` as a `Path` once it is known to be writable (its folder created), else `OutputError`."""
+    """`path` as a `Path` once it is known to be writable, else `OutputError` (nothing is created)."""
     from ragdiag.inputs.limits import path_problem, short_path
 
     text = str(path)
@@ -55,17 +56,15 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
         if not os.access(p, os.W_OK):
             raise OutputError(f"cannot write the {what}: permission denied", path=shown)
         return p  # a device or a pipe the user chose: written in place at the end
-    parent = p.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise OutputError(f"cannot write the {what}: {_file_parent(p, always=True)}", path=shown) from None
-    except OSError as exc:
-        raise OutputError(f"cannot create the folder of the {what}: {_reason(exc)}{_file_parent(p)}",
-                          path=shown) from None
     if st is not None and not os.access(p, os.W_OK):
         raise OutputError(f"cannot write the {what}: permission denied", path=shown)
-    try:  # what the end of the run will do: create a file in that folder
+    # the nearest folder that exists: the end of the run creates the rest below it, then the file
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write the {what}: its folder {short_path(parent)} is a file", path=shown)
+    try:  # what the end of the run will do: create a file (or folder) there; nothing is left behind
         fd, probe = tempfile.mkstemp(dir=parent, prefix=".ragdiag-probe-")
         os.close(fd)
         os.unlink(probe)
@@ -75,7 +74,7 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
 
 
 def check_output_dir(path: str | os.PathLike[str], what: str = "outputs") -> Path:
-    """The folder `path` (created) once a file can be written into it, else `OutputError`."""
+    """The folder `path` once files can be written into it, else `OutputError` (nothing is created)."""
     from ragdiag.inputs.limits import short_path
 
     p = Path(path)

@@ -26,12 +26,12 @@ def test_check_output_refuses_a_folder_a_file_as_folder_and_accepts_a_new_path(t
     (tmp_path / "afile").write_text("x")
     with pytest.raises(OutputError, match="its folder .*afile is a file"):
         check_output(tmp_path / "afile" / "out.json", "findings")
+    before = sorted(tmp_path.iterdir())
     ok = check_output(tmp_path / "new" / "sub" / "out.json", "findings")
-    assert ok.parent.is_dir() and not ok.exists()  # the folder is made, no file left behind
-    assert list(ok.parent.iterdir()) == []
+    assert not ok.parent.exists() and sorted(tmp_path.iterdir()) == before  # nothing made, nothing left
     with pytest.raises(OutputError, match="is a file; the report files need a folder"):
         check_output_dir(tmp_path / "afile", "report files")
-    assert check_output_dir(tmp_path / "reports", "report files").is_dir()
+    assert not check_output_dir(tmp_path / "reports", "report files").exists()
 
 
 def test_write_text_replaces_atomically_and_keeps_the_mode(tmp_path):
