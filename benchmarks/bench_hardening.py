@@ -377,6 +377,8 @@ def main() -> None:
         for per in res["per_checkout"].values():
             for r in per["rows"]:
                 r.pop("stdout", None)
+                if not r.get("problems"):
+                    r.pop("stderr_tail", None)  # kept where something went wrong
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(res, indent=1), encoding="utf-8")
         print(f"\nwritten to {out}", file=sys.stderr)

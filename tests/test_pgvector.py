@@ -7,6 +7,7 @@ five chunks whose groups and validity dates make every probe's result checkable 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import textwrap
@@ -48,6 +49,7 @@ def pg():
 
     # outside pytest's 0700 tree: as root without user namespaces the server runs as nobody, who must reach it
     root = Path(tempfile.mkdtemp(prefix="ragdiag-pg-"))
+    os.chmod(root, 0o755)  # (mkdtemp's 0700) so that the nobody way works where no user namespace is allowed
     srv = start(root / "data")
     vecs = sample_embedder().embed([r[1] for r in ROWS], progress=False)
     with psycopg.connect(srv.uri, autocommit=True) as conn:
