@@ -353,15 +353,12 @@ def test_a_rejected_request_of_its_own_still_does_not_count():
 
 # ---- the Azure target against the emulator: 403 on every search, wrong-shaped 200 answers -----------
 @pytest.fixture()
-def emulated():
+def emulated(tmp_path):
     pytest.importorskip("azure.search.documents")
-    import tempfile
-    from pathlib import Path
-
     from ragdiag.targets.emulator import Emulator
     from tests.test_emulator import INDEX, KEY, build_tiny_target
 
-    local = build_tiny_target(Path(tempfile.mkdtemp(prefix="ragdiag-breaker-")) / "idx")
+    local = build_tiny_target(tmp_path / "idx")
     with Emulator({INDEX: local}, api_key=KEY) as emu:
         yield emu, INDEX, KEY
 
