@@ -47,13 +47,19 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
 
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None,
-                  validate: bool = True) -> AuditContext:
+                  validate: bool = True, plan: bool = False) -> AuditContext:
     """Open the target and load every input the config names, checked against the target
     before any request (`ragdiag.inputs.validate`; `validate=False` skips that, for tests of
-    what the checks do with broken inputs)."""
+    what the checks do with broken inputs). `plan`: for ``--plan``, a kind's `plan_target`
+    (when it has one) stands in for the target, so nothing is started (the embedded
+    PostgreSQL), and no trace store is written."""
     from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
+    if config.client_code is not None:  # an unreadable code folder is an input error, not an empty code base
+        from ragdiag.codescan.tree import check_root
+
+        check_root(config.client_code)
     policy = load_policy(config.profiles) if config.profiles else None
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
@@ -105,11 +111,16 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
         early = _schema_before_opening(config) if target is None else None
         if early is not None:  # a local index is built when opened: its inputs are checked first
             check(early, None)
+    if target is None and plan and config.target is not None:
+        from ragdiag.targets.registry import get_kind
+
+        planner = getattr(get_kind(config.target.kind), "plan_target", None)
+        target = planner(config.target.options, config) if callable(planner) else None
     target = target if target is not None else open_target(config, log=log, progress=progress)
     if validate:
         check(target.schema() if target is not None else None,
               query_dimension(target) if _has_vector_queries(policy, compare) else None)
-    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
+    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache and not plan else None,
                     budget=config.budget, concurrency=config.concurrency, progress=progress,
                     max_consecutive_failures=config.max_consecutive_failures)
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,

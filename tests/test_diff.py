@@ -142,7 +142,7 @@ def test_cli_diff_bad_input_exits_2(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", encoding="utf-8")
     assert main(["diff", str(broken), good]) == 2
-    assert f"{broken}:1: not valid JSON" in capsys.readouterr().err
+    assert f"{broken}:1: invalid findings file" in capsys.readouterr().err
 
 
 def test_cli_diff_uses_a_copied_checklists_tolerances(tmp_path, checklist):

@@ -7,6 +7,7 @@ five chunks whose groups and validity dates make every probe's result checkable 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import textwrap
@@ -46,8 +47,9 @@ def pg():
     from ragdiag.sample.system import sample_embedder
     from ragdiag.targets.pgvector.server import start
 
-    # outside pytest's 0700 tree: as root the wheel runs the server as its own user 'pgserver'
+    # outside pytest's 0700 tree: as root without user namespaces the server runs as nobody, who must reach it
     root = Path(tempfile.mkdtemp(prefix="ragdiag-pg-"))
+    os.chmod(root, 0o755)  # (mkdtemp's 0700) so that the nobody way works where no user namespace is allowed
     srv = start(root / "data")
     vecs = sample_embedder().embed([r[1] for r in ROWS], progress=False)
     with psycopg.connect(srv.uri, autocommit=True) as conn:
@@ -427,3 +429,28 @@ def test_answers_file_errors_and_mismatches(tmp_path):
     assert checked_citations(Answer("c", "x", ("a",)), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ("a", "z")), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ()), {"a"})
+
+
+def test_statement_timeouts_open_the_breaker_after_a_few_statements(pg):
+    """A database too slow for every statement: each probe used to wait out the whole timeout
+    (975 cancelled statements in 237 s in the issue); now the breaker opens after five."""
+    from ragdiag.engine.runner import Failure, Runner
+    from ragdiag.targets.pgvector.connection import ReadOnlyConnection
+    from ragdiag.targets.pgvector.mapping import TableMapping
+    from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
+    from ragdiag.targets.pgvector.target import PgvectorTarget
+
+    slow = SQL.replace("from docs", "from docs, pg_sleep(0.5) as s")
+    mapping = TableMapping("docs", "id", "content", "embedding", "allowed_groups", "valid_from", "valid_to")
+    conn = ReadOnlyConnection(pg.uri, timeout_ms=100)
+    t = PgvectorTarget(conn, mapping, SqlTemplate(slow), embedder=ThreeD(), now=NOW)
+    before = t.stats["sql_queries"]
+    r = Runner(t, max_consecutive_failures=5)
+    out = r.run([ask(["sales"], question=f"payment terms {i}?") for i in range(60)])
+    assert all(isinstance(o, Failure) for o in out)
+    assert "statement timeout of 100 ms" in out[0].reason
+    assert r.breaker.is_open and "5 consecutive statement timeouts" in r.breaker.reason
+    assert r.stats.failed == 5 and r.stats.not_sent == 55
+    assert t.stats["sql_queries"] - before <= 5
+    fast = PgvectorTarget(conn, mapping, SqlTemplate(SQL), embedder=ThreeD(), now=NOW)  # the same database
+    assert not isinstance(Runner(fast).run([ask(["sales"])])[0], Failure)

@@ -465,15 +465,37 @@ class Check:
         v = Verdict(self.id, spec, lang=lang)
         if self.figure_id:
             v.figures = (self.figure_id,)
+        reads = getattr(ctx, "code_scan_reads", 0)
         try:
             self.evaluate(ctx, spec, v)
         except SkipCheck:
             pass
+        if getattr(ctx, "code_scan_reads", 0) > reads:  # the check judged the client's code
+            _note_unreadable_code(v, getattr(ctx, "_scan", None))
         return v.finish()
 
     def draw(self, finding: Finding) -> Any:
         """The check's figure from its finding's evidence, or None (no figure)."""
         return None
+
+
+def _note_unreadable_code(v: Verdict, scan: Any) -> None:
+    """Parts of the client's code the scanner could not read make a check's verdict a warning
+    naming them (or a note beside a failure): a verdict on a smaller code base is not one on the
+    whole code."""
+    if scan is None:
+        return
+    from ragdiag.codescan.tree import unreadable
+
+    parts = unreadable(getattr(scan, "skipped", ()))
+    if not parts:
+        return
+    names = ", ".join(s.file for s in parts[:5]) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
+    v.metric("unreadable_code_paths", len(parts))
+    if v.fails:
+        v.note("common.code_unreadable", n=len(parts), paths=names)
+    else:
+        v.warn("common.code_unreadable", n=len(parts), paths=names)
 
 
 def figure_of(check: Any) -> Callable[[Finding], Any] | None:

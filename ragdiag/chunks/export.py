@@ -309,15 +309,21 @@ def check_chunk_file(path: str | Path, *, maps: Sequence[str] | Mapping[str, str
     """Read a chunk export, infer (or take) its field roles, load the sources and judge it."""
     from ragdiag.chunks.files import infer_roles, parse_maps, read_chunk_file
     from ragdiag.chunks.source import load_sources
+    from ragdiag.errors import ConfigError
 
     records = read_chunk_file(path)
     mapped = dict(maps) if isinstance(maps, Mapping) else parse_maps(maps)
     names: dict[str, None] = {}
     for r in records[:1000]:
         names.update(dict.fromkeys(r))
-    roles = infer_roles(names, mapped)
-    sources = load_sources(source) if source else None
-    return analyse_export(records, roles, lang=lang, sources=sources)
+    try:
+        roles = infer_roles(names, mapped)
+        sources = load_sources(source) if source else None
+        return analyse_export(records, roles, lang=lang, sources=sources)
+    except ConfigError as exc:  # an error about the export names the file
+        if exc.path is None and str(path) not in str(exc) and (source is None or str(source) not in str(exc)):
+            raise ConfigError(str(exc), path=str(path)) from None
+        raise
 
 
 def render_text(v: ExportVerdict) -> str:

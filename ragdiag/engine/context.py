@@ -111,6 +111,7 @@ class AuditContext:
         self._gold_cache: dict[tuple[Any, ...], tuple[Any, GoldRun]] = {}
         self._built: dict[tuple[Any, ...], SearchRequest] = {}
         self._scan: Any = None
+        self.code_scan_reads = 0  # how often a check asked for the scan (`Check.run` notes unreadable code)
         self._prepared = False
 
     def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
@@ -163,6 +164,7 @@ class AuditContext:
             from ragdiag.codescan import scan_path
 
             self._scan = scan_path(self.client_code)
+        self.code_scan_reads += 1
         return self._scan
 
     # ---- the question set ----------------------------------------------------------

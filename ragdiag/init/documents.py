@@ -34,8 +34,12 @@ ROLES = {"document": "doc_id", "page": "page", "position": "position", "section"
 def find_files(root: Path) -> tuple[list[Path], int]:
     """Supported files under `root` (sorted, hidden folders skipped) and how many others there were."""
     found, other = [], 0
+    real_root = root.resolve()
     for path in sorted(root.rglob("*")):
         if not path.is_file() or any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.is_symlink() and not path.resolve().is_relative_to(real_root):
+            other += 1  # a symlink out of the folder is not the client's document: never read
             continue
         if path.suffix.lower() in SUFFIXES:
             found.append(path)

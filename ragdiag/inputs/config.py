@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError, RagdiagError
-from ragdiag.inputs.limits import excerpt, path_problem, short_path
+from ragdiag.inputs.limits import excerpt, path_problem, short_path, special_file
 from ragdiag.inputs.tomlfile import TomlFile, check_keys
 
 TARGET_KINDS = ("sample", "local", "azure")  # the built-in kinds; plugins add more
@@ -200,6 +200,10 @@ def load_config(path: str | Path) -> AuditConfig:
         if must_exist and not exists:
             raise tf.error(f"'{key}' points to {short_path(p)}, which does not exist; fix the "
                            f"path (relative to {base}) or remove the key", tname, key)
+        special = special_file(p)
+        if special:  # a FIFO would block the audit, a device never ends
+            raise tf.error(f"'{key}' = {excerpt(v)} is {special} ({short_path(p)}); give a regular file or "
+                           "folder", tname, key)
         return p
 
     def integer(t: Mapping[str, Any], tname: str, key: str, default: int | None, lo: int,
@@ -247,6 +251,9 @@ def load_config(path: str | Path) -> AuditConfig:
         output_dir = (base / out).resolve() if out else None
     except (OSError, ValueError, RuntimeError) as exc:
         raise tf.error(f"'dir' cannot be resolved: {excerpt(str(exc))}", "output", "dir") from None
+    if output_dir is not None and output_dir.exists() and not output_dir.is_dir():
+        raise tf.error(f"'dir' = {excerpt(out)} is a file ({short_path(output_dir)}); [output] dir names the "
+                       "folder the findings are written into", "output", "dir")
     return AuditConfig(
         path=Path(tf.path).resolve(),
         name=string(audit, "audit", "name", "ragdiag audit") or "ragdiag audit",
@@ -261,7 +268,7 @@ def load_config(path: str | Path) -> AuditConfig:
         answers=path_of(inputs, "inputs", "answers"),
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
-        checklist=path_of(inputs, "inputs", "checklist"),
+        checklist=_folder(tf, path_of(inputs, "inputs", "checklist"), inputs, "checklist"),
         entities=path_of(inputs, "inputs", "entities"),
         identities=identities,
         budget=integer(runner, "runner", "budget", None, 1, MAX_BUDGET),
@@ -275,6 +282,14 @@ def load_config(path: str | Path) -> AuditConfig:
         output_dir=output_dir,
         budgets=_budgets(tf, budgets),
     )
+
+
+def _folder(tf: TomlFile, p: Path | None, table: Mapping[str, Any], key: str) -> Path | None:
+    """`p` when it is a folder (or None), else the config's error at the key's line."""
+    if p is not None and not p.is_dir():
+        raise tf.error(f"'{key}' = {excerpt(table.get(key))} is a file ({short_path(p)}); it must name a folder",
+                       "inputs", key)
+    return p
 
 
 def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:

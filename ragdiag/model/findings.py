@@ -110,6 +110,7 @@ __all__ = [
     "EXIT_FINDINGS",
     "EXIT_INPUT",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERNAL",
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "warn", "fail", "skipped", "error")
@@ -120,7 +121,7 @@ FAIL_ON: tuple[str, ...] = ("warn", "fail", "never")
 SCHEMA_VERSION = 2
 _READABLE_VERSIONS = (1, 2)
 #: Process exit codes of `ragdiag audit` (see `AuditResult.exit_code`).
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4  # see ragdiag.errors
 
 HTML_MAX_ROWS = 50
 
@@ -808,10 +809,17 @@ class AuditResult:
         requests than a check's spec tolerates."""
         return any(f.status == "error" or f.above_failure_threshold for f in self.findings)
 
-    def exit_code(self, fail_on: str = "fail") -> int:
-        """The process exit code: 3 incomplete, 1 a check at or above `fail_on`, else 0.
+    @property
+    def crashed(self) -> tuple[str, ...]:
+        """Ids of the checks that crashed (an internal error of ragdiag, not of the inputs or service)."""
+        return tuple(f.check_id for f in self.findings if f.status == "error" and f.incomplete.get("internal_error"))
 
-        ``EXIT_INCOMPLETE`` (3) wins: an audit with an ``error`` finding or with
+    def exit_code(self, fail_on: str = "fail") -> int:
+        """The process exit code: 4 a check crashed, 3 incomplete, 1 a check at or above
+        `fail_on`, else 0.
+
+        ``EXIT_INTERNAL`` (4) wins: a crashed check is ragdiag's bug, whatever else happened.
+        Then ``EXIT_INCOMPLETE`` (3): an audit with an ``error`` finding or with
         failed requests above a spec's threshold is incomplete whatever
         `fail_on` says. Otherwise ``"warn"`` gives 1 on warn, error or fail,
         ``"fail"`` on fail or error; ``"never"`` gives 0. (2, bad input, is the
@@ -820,6 +828,8 @@ class AuditResult:
         if fail_on not in FAIL_ON:
             raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}",
                               key="fail_on")
+        if self.crashed:
+            return EXIT_INTERNAL
         if self.incomplete:
             return EXIT_INCOMPLETE
         if fail_on == "never":
@@ -853,25 +863,38 @@ class AuditResult:
         if version not in _READABLE_VERSIONS:
             raise InputDataError(f"audit result schema_version {version!r} is not supported; "
                                  f"this ragdiag reads versions {', '.join(map(str, _READABLE_VERSIONS))}")
-        return cls(findings=tuple(Finding.from_dict(f) for f in data["findings"]),
-                   meta=data.get("meta") or {})
+        findings = []
+        for i, f in enumerate(data["findings"]):
+            try:
+                findings.append(Finding.from_dict(f))
+            except InputDataError:
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a value of the wrong type
+                from ragdiag.inputs.limits import excerpt
+
+                raise InputDataError(f"finding {i + 1} is not a finding ({type(exc).__name__}: "
+                                     f"{excerpt(str(exc), 100)}); expected an object as `ragdiag audit "
+                                     "--json` writes it") from None
+        meta = data.get("meta") or {}
+        if not isinstance(meta, Mapping):
+            raise InputDataError(f"'meta' must be an object, found {type(meta).__name__}")
+        return cls(findings=tuple(findings), meta=meta)
 
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         """The JSON text; also written to `path` (UTF-8, parent folders created) when given."""
         text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
-        if path is not None:
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
+        if path is not None:  # atomically: two audits writing one file never interleave
+            from ragdiag.outputs import write_text
+
+            write_text(Path(path), text, "findings")
         return text
 
     @classmethod
     def from_json(cls, path: str | Path) -> AuditResult:
+        from ragdiag.inputs.limits import load_json
+
         p = Path(path)
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputDataError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from exc
+        data = load_json(p, what="findings file")  # size, depth, encoding: errors with file and line
         try:
             return cls.from_dict(data)
         except InputDataError as exc:

@@ -93,11 +93,9 @@ def load_result(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / RESULT_FILE
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputDataError(f"cannot read the optimizer result {p}: {exc}; expected the optimize.json "
-                             "that `ragdiag optimize CONFIG --out DIR` writes", path=str(p)) from exc
+    from ragdiag.inputs.limits import load_json
+
+    data = load_json(p, what="optimizer result (the optimize.json `ragdiag optimize CONFIG --out DIR` writes)")
     if not isinstance(data, dict) or set(data) != set(KEYS):
         found = ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__
         raise InputDataError(f"{p} is not an optimizer result: expected the keys {', '.join(KEYS)}, "

@@ -22,6 +22,16 @@ import numpy as np
 from ragdiag.targets.local.analyzers import Analysis, Analyzer, analysis_for
 from ragdiag.targets.local.ranking import top_rows
 
+MMAP_MIN_BYTES = 1 << 20  # arrays below this size are read, not memory-mapped
+
+
+def _load_array(path: Path) -> np.ndarray:
+    if path.stat().st_size < MMAP_MIN_BYTES:
+        arr = np.load(path)
+        arr.flags.writeable = False  # as a read-only map would be
+        return arr
+    return np.load(path, mmap_mode="r").view(np.ndarray)
+
 
 class KeywordField:
     """BM25 over one searchable field: its analysis, term vocabulary and the eager score matrix."""
@@ -71,9 +81,10 @@ class KeywordField:
 
     @classmethod
     def load(cls, folder: Path, name: str) -> KeywordField:
-        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__)
-        arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r").view(np.ndarray)
-                  for part in ("data", "indices", "indptr")]
+        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__);
+        # a small array is read instead: every map holds a file descriptor, and an index of
+        # thousands of fields ran out of them ("too many open files")
+        arrays = [_load_array(folder / f"{name}.{part}.npy") for part in ("data", "indices", "indptr")]
         vocab = json.loads((folder / f"{name}.vocab.json").read_text(encoding="utf-8"))
         return cls(*arrays, vocab["n_docs"], vocab["terms"], Analysis.from_dict(vocab["analysis"]))
 

@@ -120,29 +120,41 @@ class LocalTarget:
                    embedder: Any, reranker: Any = None, progress: bool = True,
                    log: Callable[[str], None] | None = None) -> LocalTarget:
         """Open the persisted index for these inputs, building it first when they changed."""
+        from ragdiag.inputs.limits import read_bytes
+
         records_path = Path(records_path)
-        try:
-            blob = records_path.read_bytes()
-        except FileNotFoundError as exc:
+        if not records_path.exists() and not records_path.is_symlink():
             raise InputDataError("records file not found; run `ragdiag sample build` for the sample",
-                                 path=str(records_path)) from exc
+                                 path=str(records_path))
+        blob = read_bytes(records_path, what="records file")  # a regular file, read as large as it is
         digest = _index.input_hash(blob, spec, embedder.model_id)
         index_dir = Path(index_dir)
         manifest = index_dir / "manifest.json"
-        if manifest.exists():
-            try:
-                if json.loads(manifest.read_text()).get("input_hash") == digest:
-                    return cls.open(index_dir, embedder=embedder, reranker=reranker)
-            except (OSError, ValueError, RuntimeError, TargetError, EOFError):
-                pass  # a damaged index is rebuilt below
-        if log:
-            log(f"building local index '{spec.name}' in {index_dir} (inputs changed or first run)")
-        from ragdiag.inputs.records import parse_records
 
-        # every record checked against the schema, errors with file, line and record
-        records = parse_records(blob, path=records_path, schema=spec.schema)
-        return cls.build(records, spec, index_dir=index_dir, embedder=embedder, reranker=reranker,
-                         progress=progress, input_hash=digest)
+        def built() -> bool:
+            try:
+                return manifest.exists() and json.loads(manifest.read_text()).get("input_hash") == digest
+            except (OSError, ValueError):
+                return False  # a damaged index is rebuilt
+
+        damaged = False
+        if built():
+            try:
+                return cls.open(index_dir, embedder=embedder, reranker=reranker)
+            except (OSError, ValueError, RuntimeError, TargetError, EOFError):
+                damaged = True  # rebuilt below
+        # one builder at a time (another audit on this cache may be building the same index)
+        with _index.index_lock(index_dir, exclusive=True):
+            if damaged or not built():  # (or it was built while this process waited for the lock)
+                if log:
+                    log(f"building local index '{spec.name}' in {index_dir} (inputs changed or first run)")
+                from ragdiag.inputs.records import parse_records
+
+                # every record checked against the schema, errors with file, line and record
+                records = parse_records(blob, path=records_path, schema=spec.schema)
+                _index.build_index(records, spec, index_dir=index_dir, embedder=embedder, progress=progress,
+                                   input_hash=digest, locked=True)
+        return cls.open(index_dir, embedder=embedder, reranker=reranker)
 
     @classmethod
     def build(cls, records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *,

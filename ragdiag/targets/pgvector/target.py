@@ -94,6 +94,29 @@ class PgvectorTarget:
         self._fingerprint: str | None = None
         self._columns: dict[str, tuple[str, ...]] = {}
 
+    @classmethod
+    def offline(cls, mapping: TableMapping, template: SqlTemplate, *, embedder: Any = None, name: str | None = None,
+                now: str | None = None, default_limit: int = 30, rerank_depth: int | None = None,
+                documents: int | None = None) -> PgvectorTarget:
+        """A target that knows its template and mapping but has no connection: what
+        ``ragdiag audit --plan`` counts requests with, so that no server is started or asked
+        (`count` answers `documents`, the rows the table is known to hold; `fingerprint` is a
+        plan's own)."""
+        self = cls.__new__(cls)
+        self.conn = None  # type: ignore[assignment]
+        self.mapping, self.template, self.embedder = mapping, template, embedder
+        self.name = name or f"{KIND}:{mapping.table}"
+        self.now, self.default_limit, self.rerank_depth = now, int(default_limit), rerank_depth
+        self.kind = KIND
+        self.stats = {"sql_queries": 0}
+        self.server_version = "not contacted (plan)"
+        self.dimensions = None
+        self._universe = ()
+        self._fingerprint = f"{self.name}:plan"
+        self._columns = {}
+        self._offline_rows = documents
+        return self
+
     def _has_column(self, column: str) -> bool:
         try:
             self.conn.query(f"SELECT {quote_ident(column)} FROM {quote_ident(self.mapping.table)} LIMIT 0")
@@ -335,6 +358,10 @@ class PgvectorTarget:
                 yield {k: v for k, v in rec.items() if select is None or k in select or k == self.mapping.key}
 
     def count(self, filter: str | None = None) -> int:
+        if self.conn is None:  # an offline (plan) target
+            if filter or getattr(self, "_offline_rows", None) is None:
+                raise TargetError("an offline pgvector target (for --plan) cannot count rows")
+            return int(self._offline_rows)  # type: ignore[arg-type]
         if not filter:
             return int(self.conn.query(f"SELECT count(*) FROM {quote_ident(self.mapping.table)}")[0][0])
         return sum(1 for _ in self.iter_documents(select=[self.mapping.key], filter=filter))
