@@ -132,7 +132,7 @@ def localize(result: Any, lang: str, specs: Mapping[str, Any] | Iterable[Any] | 
         return f.localized(lang, cat, labels_for([own] if own is not None else []))
 
     if isinstance(result, AuditResult):
-        return AuditResult(findings=tuple(one(f) for f in result.findings), meta=result.meta)
+        return replace(result, findings=tuple(one(f) for f in result.findings))
     return one(result)
 
 

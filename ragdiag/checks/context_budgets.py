@@ -79,16 +79,9 @@ class ContextBudgets(Check):
         v.metric("model_window_tokens", window)
         v.metric("answer_reserve_tokens", reserve)
         caps = code_budgets(scan)
-        if "tokens" in caps:
-            b = caps["tokens"]
-            budget, declared = int(b.value), True
-            source = v.msg("budget_code", where=b.location, name=b.name, value=b.value)
-        elif ctx.budgets.get("context_tokens"):
-            budget, declared = int(ctx.budgets["context_tokens"]), True
-            source = v.msg("budget_config", value=budget)
-        else:
-            budget, declared = int(spec.threshold("default_budget_tokens")), False
-            source = v.msg("budget_default", value=budget)
+        # every declared budget (config and code), reported with its source; a conflict is a
+        # finding and the strictest (smallest) is the one judged
+        budget, declared, source = self._declared_budget(ctx, spec, v, caps)
         v.metric("budget_tokens", budget)
         v.metric("budget_declared", declared)
 
@@ -138,6 +131,37 @@ class ContextBudgets(Check):
                      questions=measured["questions"])
         elif bounded:
             v.passed("pass_code", bounded=bounded, calls=bounded + len(unbounded), files=scan.files_scanned)
+
+    # ---- declared inputs -----------------------------------------------------------------------
+    @staticmethod
+    def _declared_budget(ctx: Any, spec: Any, v: Verdict, caps: dict[str, Any]) -> tuple[int, bool, Any]:
+        """(budget judged, declared at all, its source): the strictest of the config's and the code's."""
+        from ragdiag.engine.declared import declared_values
+
+        dv = declared_values(ctx)
+        budgets = dv.of("context_tokens")
+        tops = dv.of("top")
+        rows = [(d.name, d.value, v.msg(f"src_{d.source}"), d.where) for d in budgets + tops]
+        if rows:
+            v.table("declared_values", "t_declared", ("quantity", "value", "source", "declared_at"), rows,
+                    note="n_declared")
+        for name, items in dv.conflicts():
+            if name not in ("context_tokens", "top"):
+                continue
+            shown = tuple(v.msg("declared_item", value=d.value, source=v.msg(f"src_{d.source}"), where=d.where)
+                          for d in items[:4])
+            strict = dv.strictest(name)
+            v.warn("declared_conflict", quantity=name, items=shown, n=len(items),
+                   judged=strict.value if strict is not None else "-")
+            v.recommend("rec_declared_conflict", quantity=name)
+        strict = dv.strictest("context_tokens")
+        if strict is None:
+            budget = int(spec.threshold("default_budget_tokens"))
+            return budget, False, v.msg("budget_default", value=budget)
+        if strict.source == "code" and "tokens" in caps:
+            b = caps["tokens"]
+            return int(b.value), True, v.msg("budget_code", where=b.location, name=b.name, value=b.value)
+        return int(strict.value), True, v.msg("budget_config", value=int(strict.value))
 
     # ---- code ------------------------------------------------------------------------------------
     def _code_half(self, ctx: Any, spec: Any, v: Verdict, scan: Any, budget: int

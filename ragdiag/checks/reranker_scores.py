@@ -27,6 +27,7 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import (
     at,
     locate,
@@ -226,6 +227,9 @@ class RerankerScores(Check):
                         [(len(pos), len(neg), auc, gate[0], gate[1], gate[2])], note="n_separation")
         if ctx.has("goldset"):  # also without scores: the plan counts these requests up front
             self._benefit(ctx, policy, run, sem, warn_lower, v)
+        # scoring profiles, their parameters, semantic configurations and the ranker itself, per
+        # profile: each neutralised on the goldset (a pooled benefit can hide a profile it harms)
+        judge_owned(ctx, spec, v, ID)
         if all_top1:
             worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
             v.passed("pass_scored", profiles=len(top1), questions=len(all_top1), profile=worst,

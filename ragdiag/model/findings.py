@@ -770,6 +770,10 @@ class AuditResult:
 
     findings: tuple[Finding, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: where every expected source of the goldset went (`ragdiag.engine.funnel.LossFunnel.to_dict`)
+    loss_funnel: Mapping[str, Any] | None = None
+    #: every profile element neutralised on the goldset (`ragdiag.engine.ablation.Ablation.to_dict`)
+    ablation: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         findings = tuple(self.findings)
@@ -778,6 +782,10 @@ class AuditResult:
                 raise TypeError(f"an audit result holds Finding objects, got {type(f).__name__}")
         object.__setattr__(self, "findings", findings)
         object.__setattr__(self, "meta", _meta(dict(self.meta), "meta"))
+        for name in ("loss_funnel", "ablation"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _meta(dict(value), name))
 
     def __iter__(self):
         return iter(self.findings)
@@ -830,7 +838,7 @@ class AuditResult:
     def localized(self, lang: str, catalogue: Catalogue,
                   labels: Mapping[str, Mapping[str, str]] | None = None) -> AuditResult:
         return AuditResult(findings=tuple(f.localized(lang, catalogue, labels) for f in self.findings),
-                           meta=self.meta)
+                           meta=self.meta, loss_funnel=self.loss_funnel, ablation=self.ablation)
 
     def to_dict(self) -> dict[str, Any]:
         from ragdiag import __version__
@@ -842,6 +850,8 @@ class AuditResult:
             "summary": self.status_counts(),
             "worst": self.worst(),
             "findings": [f.to_dict() for f in self.findings],
+            **({"loss_funnel": _jsonable(self.loss_funnel)} if self.loss_funnel is not None else {}),
+            **({"ablation": _jsonable(self.ablation)} if self.ablation is not None else {}),
         }
 
     @classmethod
@@ -854,7 +864,7 @@ class AuditResult:
             raise InputDataError(f"audit result schema_version {version!r} is not supported; "
                                  f"this ragdiag reads versions {', '.join(map(str, _READABLE_VERSIONS))}")
         return cls(findings=tuple(Finding.from_dict(f) for f in data["findings"]),
-                   meta=data.get("meta") or {})
+                   meta=data.get("meta") or {}, loss_funnel=data.get("loss_funnel"), ablation=data.get("ablation"))
 
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         """The JSON text; also written to `path` (UTF-8, parent folders created) when given."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragdiag import odata
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare
+from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare, holm
 from ragdiag.model import RERANK_WINDOW, Trace
 from ragdiag.policy import Policy, Profile
 from ragdiag.tuner.state import filter_clauses, profile_changes
@@ -28,21 +28,6 @@ SCORE_OK = 2.0  # reranker score of a "somewhat relevant" top-1 (0..4 scale)
 ALPHA = 0.05
 #: the multiple-comparison correction of the significance markers: Holm across the metrics shown
 CORRECTION = "Holm"
-
-
-def holm(pvalues: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Holm-Bonferroni adjusted p-values of a family of tests (None / NaN stay None).
-
-    Sorted ascending, the i-th of m p-values (0-based) becomes ``min(1, (m - i) * p)``, kept
-    monotone; "adjusted p < alpha" then controls the family-wise error rate at alpha.
-    """
-    valid = sorted((float(p), k) for k, p in pvalues.items() if p is not None and not math.isnan(float(p)))
-    out: dict[str, float | None] = dict.fromkeys(pvalues)
-    running, m = 0.0, len(valid)
-    for i, (p, k) in enumerate(valid):
-        running = max(running, min(1.0, (m - i) * p))
-        out[k] = running
-    return out
 
 
 # ---- which questions ---------------------------------------------------------------

@@ -192,6 +192,15 @@ class LocalTarget:
                 continue
             yield {k: r.get(k) for k in select} if select else dict(r)
 
+    def matching_keys(self, keys: Sequence[str], filter: str | None = None) -> set[str]:
+        """The keys of `keys` that are documents of the index and pass `filter` (its cached mask):
+        what the loss funnel asks for every expected source and filter clause."""
+        rows = [(k, self.row_of[k]) for k in keys if k in self.row_of]
+        if not filter:
+            return {k for k, _r in rows}
+        mask = self._mask(filter)
+        return {k for k, r in rows if mask[r]}
+
     def security_values(self, keys: Sequence[str], field: str) -> dict[str, tuple[str, ...] | None]:
         """Each key's values of `field`, read from the records (None for an unknown key)."""
         out: dict[str, tuple[str, ...] | None] = {}
