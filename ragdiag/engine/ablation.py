@@ -451,10 +451,12 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
             routes[q.profile].add(q.intent)
     base_eval = base_run.evaluation(ctx.goldset)
     elements: list[Element] = []
+    honoured = honoured_kinds(ctx)
     for name, prof in policy.profiles.items():
         if name not in served:
             continue
-        elements += elements_of(prof, schema, security_field=policy.security_field, role_of=role_of)
+        elements += [e for e in elements_of(prof, schema, security_field=policy.security_field, role_of=role_of)
+                     if honoured is None or e.kind in honoured]
     groups: list[tuple[Any, ...]] = []
     plan: list[tuple[Element, list[GoldQuery] | None, str | None]] = []
     for e in elements:
@@ -515,6 +517,21 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
             r = dataclasses.replace(r, verdict=r.judge())
         final.append(r)
     return Ablation(status="measured", results=final, family=sum(sizes.values()))
+
+
+def honoured_kinds(ctx: Any) -> frozenset[str] | None:
+    """The element kinds the target reads from a request (None: all of them). A target that runs
+    the client's own SQL reads only the question's text and, through ``:limit``, the vector k;
+    its WHERE clauses are ablated by prerank_filters on the SQL itself."""
+    if not ctx.supports("sql_probes"):
+        return None
+    params = set(getattr(getattr(ctx.target, "template", None), "parameters", ()) or ())
+    kinds = {"vector_text"} if "embedding" in params else set()
+    if "query_text" in params:
+        kinds.add("keyword_text")
+    if "limit" in params:
+        kinds.add("k")
+    return frozenset(kinds)
 
 
 def profile_of(policy: Any, element: Element) -> Any:
