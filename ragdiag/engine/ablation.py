@@ -38,8 +38,8 @@ Each what-if is one cached run of the profile's routed questions through the run
 them batched in one `Runner.run_fused` call, so the local target embeds once and reuses its
 stage caches; a warm trace store answers them all). Metrics: nDCG@10 and recall@50 with and
 without the element on the same questions, the paired t-test of each, and Holm's correction
-over the family of tests on the same questions (every element x metric of one profile;
-profiles serve disjoint questions): an element **hurts** when
+over the family of tests on the same questions (every element x metric of one profile that
+changed at least one question's value; profiles serve disjoint questions): an element **hurts** when
 neutralising it raises a metric with Holm-adjusted p < alpha, **helps** when it lowers one
 (and none rises), else it is **neutral**. The owner check judges its elements with the
 thresholds of its own spec (`ragdiag.checks._ablation`).
@@ -495,11 +495,13 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
             c = compare(with_ev, without_ev, m)
             metrics[m] = {"with": _num(c.a_mean), "without": _num(c.b_mean), "delta": _num(c.mean_delta),
                           "p": _num(c.p_ttest), "wins": c.wins, "ties": c.ties, "losses": c.losses, "n": c.n}
-            pvals[(len(out), m)] = _num(c.p_ttest)
+            if c.wins or c.losses:  # a test where no question changed cannot reject: not in the family
+                pvals[(len(out), m)] = _num(c.p_ttest)
         reason = f"{failed} of {len(queries)} requests failed" if failed else None
         out.append(ElementResult(e, questions=len(queries), routes=tuple(sorted(routes[e.profile])),
                                  metrics=metrics, verdict="neutral", reason=reason))
-    # Holm's family: the tests on one profile's questions (every element x metric of it); profiles
+    # Holm's family: the tests on one profile's questions (every element x metric of it that changed
+    # at least one question's value; one that changed none cannot reject and is left out); profiles
     # serve disjoint questions, so their tests are corrected apart
     families: dict[str, dict[tuple[int, str], float | None]] = defaultdict(dict)
     for (i, m), pv in pvals.items():
@@ -512,7 +514,7 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
     final: list[ElementResult] = []
     for i, r in enumerate(out):
         if r.metrics:
-            metrics = {m: {**v, "p_holm": _num(adjusted.get((i, m)))} for m, v in r.metrics.items()}
+            metrics = {m: {**v, "p_holm": _num(adjusted.get((i, m), v["p"]))} for m, v in r.metrics.items()}
             r = dataclasses.replace(r, metrics=metrics, family=sizes.get(r.element.profile, 0))
             r = dataclasses.replace(r, verdict=r.judge())
         final.append(r)

@@ -19,8 +19,8 @@ retrieval     passes every filter but no leg returned it within its depth: the k
               LIMIT (``ranks`` say which legs saw it)
 window        was retrieved but fused below the reranker's window (Azure's 50; on PostgreSQL
               the client reranker's ``rerank_depth``)
-boost         would have been inside the window (or the top, without a reranker) without the
-              scoring profile, which pushed it out (``detail``: the scoring profile)
+boost         would have reached the top without the scoring profile, which pushed it out
+              (``detail``: the scoring profile); measured by the same request without it
 rerank        was inside the window; the reranker ranked it below the profile's ``top``
 rank          was retrieved, not reranked, and ranked below ``top`` in the fused order
 threshold     reached ``top`` but a client-side score cut in the code drops it
@@ -122,6 +122,8 @@ class StageView:
     score_of: Callable[[str], float | None] | None = None
     #: "LIMIT 30" and the like: what bounds retrieval where there are no legs
     retrieval_bound: str | None = None
+    #: the final ranking without the scoring profile (the counterfactual of the ``boost`` stage)
+    unboosted_final: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +216,8 @@ def classify(view: StageView, key: str, admission: Admission, *, top: int,
     ranks["pool"] = pool_rank
     final = {k: i for i, k in enumerate(view.final, 1)}
     ranks["final"] = final.get(key)
+    if view.unboosted_final is not None:
+        ranks["final_without_boost"] = next((i for i, k in enumerate(view.unboosted_final, 1) if k == key), None)
     if admission.exists is False:
         return "not_in_index", None, (), ranks
     if admission.admitted is False:
@@ -227,6 +231,11 @@ def classify(view: StageView, key: str, admission: Admission, *, top: int,
         return _after_top(key, f, view, cut, before), _cut_detail(key, f, view, cut, before), (), ranks
     if in_legs is False or (pool_rank is None and f is None):
         return "retrieval", _retrieval_detail(view), (), ranks
+    if view.unboosted_final is not None:
+        # the scoring profile's own counterfactual: without it, the source reaches the top
+        u = next((i for i, k in enumerate(view.unboosted_final, 1) if k == key), None)
+        if u is not None and u <= top:
+            return "boost", view.scoring_profile, (), ranks
     unboosted = _rank(view.unboosted, key)
     if view.reranked:
         window = view.window if view.window is not None else RERANK_WINDOW
@@ -421,6 +430,7 @@ def view_of_trace(trace: Trace, *, unboosted: Trace | None = None, window: int |
 
     return StageView(final=trace.keys, pool=trace.pool, legs=legs,
                      unboosted=unboosted.pool if unboosted is not None else None,
+                     unboosted_final=unboosted.keys if unboosted is not None else None,
                      reranked=reranked, window=(len(trace.rerank_window) or RERANK_WINDOW) if reranked else window,
                      scoring_profile=req.scoring_profile, depths=depths,
                      score_of=score_of if reranked else None)
@@ -521,7 +531,7 @@ def measure_funnel(ctx: Any, policy: Any = None, run: Any = None) -> LossFunnel:
                                                      before=final[:f] if f is not None and f < top else ())
             fates.append(SourceFate(q.case.id, q.intent, q.profile, key, int(grade), stage, detail, clauses,
                                     ranks))
-    post = {}
+    post: dict[str, Any] = {"tops": {name: prof.top for name, prof in policy.profiles.items()}}
     if cut.min_reranker_score is not None:
         post["threshold"] = {"min_reranker_score": cut.min_reranker_score, "where": cut.threshold_where}
     if cut.budget_tokens is not None:
@@ -635,17 +645,10 @@ def _trace_stages(ctx: Any, policy: Any, items: Sequence[tuple[Any, Trace, dict[
         req = t.request
         if not req.scoring_profile or len(q.requests) != 1:
             continue
-        top = policy.profiles[q.profile].top if q.profile in policy.profiles else req.top
-        bar = (len(t.rerank_window) or RERANK_WINDOW) if t.reranked else top
-        final = {k: n for n, k in enumerate(t.keys, 1)}
-        for k in rel:
-            if admissions[i][k].admitted is False:
-                continue
-            f = final.get(k)
-            r = t.pool.rank_of(k) if t.pool is not None else None
-            if (f is None or f > top) and r is not None and r > bar:
-                boosted_out.append(i)
-                break
+        # every case under a scoring profile: which sources it pushes out of the top and which it
+        # pulls in (the ablation ran the same requests without the profile: answered from memory)
+        if any(admissions[i][k].admitted is not False for k in rel):
+            boosted_out.append(i)
     unboosted: dict[int, Trace] = {}
     if boosted_out:
         res = ctx.runner.run_fused([_unboosted_requests(items[i][0]) for i in boosted_out],
@@ -683,6 +686,8 @@ def _probe_stages(ctx: Any, policy: Any, items: Sequence[tuple[Any, Trace, dict[
             if base.scoring_profile:
                 entry["unboosted"] = len(groups)
                 groups.append(probes.pool(max(RERANK_WINDOW, top)).apply(_unboosted_requests(q)[0]))
+                entry["unboosted_final"] = len(groups)
+                groups.append(_unboosted_requests(q))
             legs = []
             if base.has_text_leg:
                 legs.append(("text", len(groups), req.effective_max_text_recall_size))
@@ -720,9 +725,11 @@ def _probe_stages(ctx: Any, policy: Any, items: Sequence[tuple[Any, Trace, dict[
             legs.append(RankedList(name, lt.keys, tuple(0.0 for _ in lt.keys)))
             depths[name] = depth
         base = view_of_trace(t)
+        unb_final = got(entry.get("unboosted_final"))
         views.append(StageView(final=t.keys, pool=pool, legs=tuple(legs) if complete else None, unboosted=unboosted,
                                reranked=bool(t.reranked), window=RERANK_WINDOW if t.reranked else None,
-                               scoring_profile=t.request.scoring_profile, depths=depths, score_of=base.score_of))
+                               scoring_profile=t.request.scoring_profile, depths=depths, score_of=base.score_of,
+                               unboosted_final=unb_final.keys if unb_final is not None else None))
     return views, admissions
 
 
