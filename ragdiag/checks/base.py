@@ -414,6 +414,7 @@ class Verdict:
         recs = tuple(self._recs) if status != "skipped" or self._skip is None else ()
         if status == "skipped" and not recs:
             recs = ()
+        effects = tuple(self._effects) if status != "skipped" else ()
         return Finding(
             check_id=self.check_id, status=status,
             headline="; ".join(self.text(m) for m in parts),
@@ -424,8 +425,22 @@ class Verdict:
             figures=tuple(figures) or self.figures,
             observed=dict(self.observations), locations=tuple(self._locations),
             headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
-            effects=tuple(self._effects) if status != "skipped" else (),
+            effects=effects, priority=self._priority(status, effects),
         )
+
+    def _priority(self, status: str, effects: tuple[Effect, ...]) -> str:
+        """``security`` when a failure is one the spec marks as a security fault (``[extras]
+        security_failures``: message names, or ``["*"]`` for every failure of the check);
+        ``measured`` with a significant improving effect; else ``unmeasured`` (fail, warn) or
+        ``none``."""
+        marked = (getattr(self.spec, "extras", None) or {}).get("security_failures") or ()
+        if status == "fail" and marked:
+            names = {m.id.split(".", 1)[-1] for m in self._fails}
+            if "*" in marked or names & set(marked):
+                return "security"
+        if status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in effects) else "unmeasured"
 
     def _limited(self, msgs: list[Message]) -> list[Message]:
         if len(msgs) <= MAX_HEADLINE_PARTS:

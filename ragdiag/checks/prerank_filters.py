@@ -341,7 +341,7 @@ def _effects(v: Verdict, s: Site, cases: list[Any], ev_with: Any, ev_without: An
         if metric not in ev_with.measures or metric not in ev_without.measures:
             continue
         c = compare(ev_with, ev_without, metric)
-        if c.n:
+        if c.n and (c.wins or c.losses):  # a clause that changes no question's metric has no effect
             v.effect(metric, c.a_mean, c.b_mean, p=c.p_ttest, n=c.n, action="eff_drop_clause",
                      scope="eff_scope_intents", clause=s.clause.text, profile=s.profile,
                      scope_params={"n": c.n, "intents": intents or (s.profile,)})

@@ -37,7 +37,8 @@ ablation by construction: no what-if removes it.
 Each what-if is one cached run of the profile's routed questions through the runner (all of
 them batched in one `Runner.run_fused` call, so the local target embeds once and reuses its
 stage caches; a warm trace store answers them all). Metrics: nDCG@10 and recall@50 with and
-without the element on the same questions, the paired t-test of each, and Holm's correction
+without the element on the same questions, the paired t-test of each (the Wilcoxon signed-rank
+test where the t-test is undefined: every question changed by the same amount), and Holm's correction
 over the family of tests on the same questions (every element x metric of one profile that
 changed at least one question's value; profiles serve disjoint questions): an element **hurts** when
 neutralising it raises a metric with Holm-adjusted p < alpha, **helps** when it lowers one
@@ -493,10 +494,15 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
             if m not in with_ev.measures or m not in without_ev.measures:
                 continue
             c = compare(with_ev, without_ev, m)
+            # the paired t-test; where it is undefined (every question changed by the same amount:
+            # zero variance) the Wilcoxon signed-rank test of the same pairs stands in for it
+            p, test = _num(c.p_ttest), "paired_ttest"
+            if p is None and (c.wins or c.losses):
+                p, test = _num(c.p_wilcoxon), "wilcoxon"
             metrics[m] = {"with": _num(c.a_mean), "without": _num(c.b_mean), "delta": _num(c.mean_delta),
-                          "p": _num(c.p_ttest), "wins": c.wins, "ties": c.ties, "losses": c.losses, "n": c.n}
+                          "p": p, "test": test, "wins": c.wins, "ties": c.ties, "losses": c.losses, "n": c.n}
             if c.wins or c.losses:  # a test where no question changed cannot reject: not in the family
-                pvals[(len(out), m)] = _num(c.p_ttest)
+                pvals[(len(out), m)] = p
         reason = f"{failed} of {len(queries)} requests failed" if failed else None
         out.append(ElementResult(e, questions=len(queries), routes=tuple(sorted(routes[e.profile])),
                                  metrics=metrics, verdict="neutral", reason=reason))

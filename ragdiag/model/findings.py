@@ -97,6 +97,7 @@ from ragdiag.model.messages import Catalogue, Message, render
 __all__ = [
     "STATUSES",
     "SEVERITY",
+    "PRIORITIES",
     "FAIL_ON",
     "SCHEMA_VERSION",
     "worst",
@@ -406,7 +407,9 @@ class Evidence:
 
 _FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
                  "title", "question", "incomplete", "skipped_reason", "figures", "failures",
-                 "observed", "locations", "messages", "effects")
+                 "observed", "locations", "messages", "effects", "priority")
+#: The report's priority classes, most urgent first (`Finding.priority`)
+PRIORITIES: tuple[str, ...] = ("security", "measured", "unmeasured", "none")
 
 
 def _slug(text: str) -> str:
@@ -554,6 +557,10 @@ class Finding:
     skipped_msg: Message | None = None
     #: measured effects of the changes the check recommends (see `Effect`)
     effects: tuple[Effect, ...] = ()
+    #: what the report sorts its priorities by (`PRIORITIES`): ``security`` (a permission leak,
+    #: a fail-open or unescaped security filter), ``measured`` (a significant improving effect),
+    #: ``unmeasured`` (a fault whose fix no metric measured), ``none`` (nothing to do)
+    priority: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.check_id, str) or not self.check_id:
@@ -590,6 +597,19 @@ class Finding:
         object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
         object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
         object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
+        if self.priority not in ("", *PRIORITIES):
+            raise ValueError(f"{where}: priority must be one of {', '.join(PRIORITIES)}, got {self.priority!r}")
+        if not self.priority:
+            object.__setattr__(self, "priority", self.derived_priority())
+
+    def derived_priority(self) -> str:
+        """The priority class when the check did not set one: a significant improving effect makes
+        a ``fail``/``warn`` ``measured``, otherwise ``unmeasured``; other statuses ``none``."""
+        if self.priority:
+            return self.priority
+        if self.status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in self.effects) else "unmeasured"
 
     @property
     def is_incomplete(self) -> bool:
@@ -672,6 +692,7 @@ class Finding:
                          "recommendations": [m.to_dict() for m in self.recommendation_msgs],
                          "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
             "effects": [e.to_dict() for e in self.effects],
+            "priority": self.priority,
         }
 
     @classmethod
@@ -701,6 +722,7 @@ class Finding:
                 recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
                 skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
                 effects=tuple(Effect.from_dict(e) for e in data.get("effects") or ()),
+                priority=str(data.get("priority") or ""),
             )
         except (TypeError, ValueError, KeyError) as exc:
             raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
