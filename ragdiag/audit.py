@@ -186,10 +186,16 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         if _measures(ctx, ids, checks):
             # measured before the checks judge: every profile element ablated, every expected
             # source followed through the stages (shared by the owner checks, the report, the JSON)
+            # (`on_check` is called with "ablation" and "loss_funnel" too: the plan counts their requests)
             for name, compute in (("ablation", ctx.ablation), ("loss_funnel", ctx.loss_funnel)):
+                if stop.hard:
+                    break
+                stop.current = name
                 if on_check:
                     on_check(name)
                 compute()
+                if stop.signal is not None:
+                    stop.hard = True  # interrupted while measuring: no check is started
         for cid in ids:
             spec = specs[cid]
             if stop.hard:
