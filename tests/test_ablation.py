@@ -184,3 +184,32 @@ def test_without_a_goldset_the_owner_notes_that_nothing_was_ablated(target):
     f = check(worlds.context(target, worlds.policy_text(filter='"zq_tier eq 1"'), goldset=None), "prerank_filters")
     assert "no profile element was ablated (no goldset" in f.headline
     assert f.status == "warn"  # an unmeasured clause on an unknown field: never a pass
+
+
+class _FailsWithoutBoost:
+    """The topic world, except that every search without a scoring profile fails."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def fingerprint(self):
+        return "fails-without-boost-" + self.inner.fingerprint()
+
+    def search(self, request):
+        from ragdiag.errors import TargetError
+
+        if request.scoring_profile is None:
+            raise TargetError("index unavailable (503)")
+        return self.inner.search(request)
+
+
+def test_a_what_if_that_could_not_run_is_not_measured_never_neutral(target):
+    ctx = worlds.context(_FailsWithoutBoost(target), worlds.policy_text(scoring_profile='"pageboost"'))
+    r = _result(measure_ablation(ctx), "fact:scoring_profile")
+    assert r.verdict == "not_measured" and r.failed == 12 and "index unavailable (503)" in r.reason
+    # its owner counts the failed requests: more than the spec tolerates is an error, not a pass
+    f = check(ctx, "reranker_scores")
+    assert f.status == "error" and f.incomplete["failed_requests"] >= 12

@@ -85,6 +85,8 @@ def judge_owned(ctx: Any, spec: Any, v: Verdict, owner: str, *,
         verdict = r.judge(alpha)
         if r.metrics:
             measured += 1
+        if r.element.status == "measured":  # the what-if's requests are this check's evidence too
+            v.count_requests(r.questions, r.failed, r.reason, r.element.profile)
         ab.record_verdict(r.id, verdict, owner)
         e = r.element
         nd, rc = r.metrics.get("ndcg@10") or {}, r.metrics.get("recall@50") or {}

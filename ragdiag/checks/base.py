@@ -360,6 +360,15 @@ class Verdict:
                 self._failed += 1
                 self._reasons[(r.reason, profile)] += 1
 
+    def count_requests(self, requested: int, failed: int = 0, reason: str | None = None,
+                       profile: str | None = None) -> None:
+        """Record requests measured elsewhere (e.g. the audit's ablation) as this check's own:
+        `failed` of `requested` failed, for `reason`."""
+        self._requested += int(requested)
+        if failed:
+            self._failed += int(failed)
+            self._reasons[(reason or "request failed", profile)] += int(failed)
+
     @property
     def failed_share(self) -> float:
         return self._failed / self._requested if self._requested else 0.0

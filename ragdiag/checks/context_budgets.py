@@ -18,10 +18,10 @@ Runtime half (only with a target, profiles and questions): the context each
 profile would assemble = the content tokens (tiktoken cl100k, offline encoding)
 of the first `top` hits of the profile's own request, for every goldset or
 query-log question. Per profile p50 / p95 / max are compared with the declared
-budget (a token budget constant in the client code, else the audit config's
-``[budgets] context_tokens``; with neither, ``default_budget_tokens`` is
-assumed) and with the model window minus the answer reserve. A profile
-"exceeds" a budget when its p95 does.
+budget (the strictest of a token budget constant in the client code and the audit config's
+``[budgets] context_tokens``, `ragdiag.engine.declared`; declarations that disagree warn, each
+named with its source; with neither, ``default_budget_tokens`` is assumed) and with the model
+window minus the answer reserve. A profile "exceeds" a budget when its p95 does.
 
 Evidence a pass needs: an LLM call receiving retrieved content judged bounded,
 or a measured context within the budget. With neither it is ``skipped`` (no LLM
@@ -148,11 +148,19 @@ class ContextBudgets(Check):
         for name, items in dv.conflicts():
             if name not in ("context_tokens", "top"):
                 continue
-            shown = tuple(v.msg("declared_item", value=d.value, source=v.msg(f"src_{d.source}"), where=d.where)
-                          for d in items[:4])
+            groups: dict[tuple[Any, str], list[Any]] = {}
+            for d in items:  # one entry per distinct (value, source), with its first place
+                groups.setdefault((d.value, d.source), []).append(d)
+            shown = tuple(v.msg("declared_item" if len(ds) == 1 else "declared_items", value=value,
+                                source=v.msg(f"src_{source}"), where=ds[0].where, more=len(ds) - 1)
+                          for (value, source), ds in list(groups.items())[:5])
             strict = dv.strictest(name)
-            v.warn("declared_conflict", quantity=name, items=shown, n=len(items),
-                   judged=strict.value if strict is not None else "-")
+            if name == "context_tokens":
+                v.warn("declared_conflict", quantity=name, items=shown, n=len(items),
+                       judged=strict.value if strict is not None else "-")
+            else:  # the measured context is each profile's own top; the code sends others too
+                v.warn("declared_conflict_top", items=shown, n=len(items),
+                       largest=strict.value if strict is not None else "-")
             v.recommend("rec_declared_conflict", quantity=name)
         strict = dv.strictest("context_tokens")
         if strict is None:

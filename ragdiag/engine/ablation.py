@@ -124,6 +124,7 @@ class ElementResult:
     reason: str | None = None
     judged_by: str | None = None
     family: int = 0  # the tests Holm corrected over together (those on this profile's questions)
+    failed: int = 0  # requests of the what-if (or of its baseline) that failed
 
     @property
     def id(self) -> str:
@@ -173,7 +174,7 @@ class ElementResult:
                 "questions": self.questions, "routes": list(self.routes),
                 "metrics": {m: dict(v) for m, v in self.metrics.items()},
                 "verdict": self.verdict, "reason": self.reason, "judged_by": self.judged_by,
-                "holm_family": self.family}
+                "holm_family": self.family, "failed_requests": self.failed}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ElementResult:
@@ -184,7 +185,8 @@ class ElementResult:
         return cls(element=e, questions=int(d.get("questions") or 0), routes=tuple(d.get("routes") or ()),
                    metrics={m: dict(v) for m, v in (d.get("metrics") or {}).items()},
                    verdict=str(d.get("verdict", "not_measured")), reason=d.get("reason"),
-                   judged_by=d.get("judged_by"), family=int(d.get("holm_family") or 0))
+                   judged_by=d.get("judged_by"), family=int(d.get("holm_family") or 0),
+                   failed=int(d.get("failed_requests") or 0))
 
 
 @dataclass
@@ -429,6 +431,7 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
     """Neutralise every element of every profile the goldset reaches, one cached what-if each."""
     from ragdiag.engine.context import GoldQuery, GoldRun
     from ragdiag.metrics import compare, evaluate
+    from ragdiag.model import Trace
 
     policy = policy if policy is not None else ctx.policy
     if ctx.target is None:
@@ -451,6 +454,8 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
             served[q.profile].append(q)
             routes[q.profile].add(q.intent)
     base_eval = base_run.evaluation(ctx.goldset)
+    base_failed = {q.case.id for q, r in zip(base_run.queries, base_run.results, strict=True)
+                   if not isinstance(r, Trace)}
     elements: list[Element] = []
     honoured = honoured_kinds(ctx)
     for name, prof in policy.profiles.items():
@@ -486,9 +491,15 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
         pos += len(queries)
         run = GoldRun(f"ablation {e.id}", queries, list(res))
         ids = [q.case.id for q in queries]
+        failed = len(run.failures) + sum(1 for q in served[e.profile] if q.case.id in base_failed)
+        if failed:  # a what-if that could not run measures nothing: never a "neutral" on failures
+            reasons = [f.reason for f in run.failures] or ["the baseline request failed"]
+            out.append(ElementResult(e, questions=len(queries), routes=tuple(sorted(routes[e.profile])),
+                                     verdict="not_measured", reason=f"{failed} of {len(queries)} requests failed: "
+                                                                    f"{reasons[0]}", failed=failed))
+            continue
         with_ev = base_eval.subset(ids)
         without_ev = evaluate(run.ranked(), {cid: qrels[cid] for cid in ids if cid in qrels})
-        failed = len(run.failures)
         metrics: dict[str, dict[str, Any]] = {}
         for m in METRICS:
             if m not in with_ev.measures or m not in without_ev.measures:
@@ -503,9 +514,8 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
                           "p": p, "test": test, "wins": c.wins, "ties": c.ties, "losses": c.losses, "n": c.n}
             if c.wins or c.losses:  # a test where no question changed cannot reject: not in the family
                 pvals[(len(out), m)] = p
-        reason = f"{failed} of {len(queries)} requests failed" if failed else None
         out.append(ElementResult(e, questions=len(queries), routes=tuple(sorted(routes[e.profile])),
-                                 metrics=metrics, verdict="neutral", reason=reason))
+                                 metrics=metrics, verdict="neutral"))
     # Holm's family: the tests on one profile's questions (every element x metric of it that changed
     # at least one question's value; one that changed none cannot reject and is left out); profiles
     # serve disjoint questions, so their tests are corrected apart
