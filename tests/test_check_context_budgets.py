@@ -208,7 +208,8 @@ def test_a_config_budget_agreeing_with_the_code_is_no_conflict(tmp_path):
     f = _check(_ctx(tmp_path, budgets={"context_tokens": 1000}, client_code=app))
     assert f.status == "pass", f.headline
     assert "declared 2 times" not in f.headline
-    assert len([r for r in _rows(f, "declared_values") if r["quantity"] == "context_tokens"]) == 2
+    declared = {(r["value"], r["source"]) for r in _rows(f, "declared_values") if r["quantity"] == "context_tokens"}
+    assert declared == {(1000, "audit config"), (1000, "code")}
     # on a tie the code's own value is named as the budget
     assert "MAX_CONTEXT_TOKENS" in _rows(f, "context_per_profile")[0]["budget_source"]
 

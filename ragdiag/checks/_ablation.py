@@ -89,6 +89,8 @@ def judge_owned(ctx: Any, spec: Any, v: Verdict, owner: str, *,
             v.count_requests(r.questions, r.failed, r.reason, r.element.profile)
         ab.record_verdict(r.id, verdict, owner)
         e = r.element
+        if e.status == "at_default":  # nothing to neutralise: in the JSON's ablation, not in the table
+            continue
         nd, rc = r.metrics.get("ndcg@10") or {}, r.metrics.get("recall@50") or {}
         p_holm = min((m.get("p_holm") for m in r.metrics.values() if m.get("p_holm") is not None), default=None)
         rows.append((e.profile, e.element, e.kind, e.where or "", v.msg(f"common.abl_n_{e.kind}", element=e.element,

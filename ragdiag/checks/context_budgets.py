@@ -141,7 +141,10 @@ class ContextBudgets(Check):
         dv = declared_values(ctx)
         budgets = dv.of("context_tokens")
         tops = dv.of("top")
-        rows = [(d.name, d.value, v.msg(f"src_{d.source}"), d.where) for d in budgets + tops]
+        places: dict[tuple[str, Any, str], list[str]] = {}
+        for d in budgets + tops:  # one row per distinct value of each source, its places listed
+            places.setdefault((d.name, d.value, d.source), []).append(d.where)
+        rows = [(name, value, v.msg(f"src_{source}"), tuple(where)) for (name, value, source), where in places.items()]
         if rows:
             v.table("declared_values", "t_declared", ("quantity", "value", "source", "declared_at"), rows,
                     note="n_declared")

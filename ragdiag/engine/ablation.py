@@ -124,7 +124,7 @@ class ElementResult:
     reason: str | None = None
     judged_by: str | None = None
     family: int = 0  # the tests Holm corrected over together (those on this profile's questions)
-    failed: int = 0  # requests of the what-if (or of its baseline) that failed
+    failed: int = 0  # requests of the what-if that failed (of `questions`)
 
     @property
     def id(self) -> str:
@@ -430,19 +430,15 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
                      role_of: Callable[[Any], str] | None = None) -> Ablation:
     """Neutralise every element of every profile the goldset reaches, one cached what-if each."""
     from ragdiag.engine.context import GoldQuery, GoldRun
+    from ragdiag.engine.funnel import why_not_measurable
     from ragdiag.metrics import compare, evaluate
     from ragdiag.model import Trace
 
     policy = policy if policy is not None else ctx.policy
-    if ctx.target is None:
-        return skipped_ablation("no search target (a code-only audit)")
-    if policy is None:
-        return skipped_ablation("no query profiles were supplied")
-    if ctx.goldset is None:
-        return skipped_ablation("no goldset: what an element costs can only be measured on judged questions")
+    gap = why_not_measurable(ctx, policy, "what an element costs can only be measured on judged questions")
+    if gap:
+        return skipped_ablation(gap)
     qrels = ctx.goldset.qrels()
-    if not qrels:
-        return skipped_ablation("the goldset has no case with expected sources")
     if base_run is None:
         base_run = ctx.run_gold(policy, label="baseline")
     schema = ctx.target.schema()
@@ -491,12 +487,13 @@ def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
         pos += len(queries)
         run = GoldRun(f"ablation {e.id}", queries, list(res))
         ids = [q.case.id for q in queries]
-        failed = len(run.failures) + sum(1 for q in served[e.profile] if q.case.id in base_failed)
-        if failed:  # a what-if that could not run measures nothing: never a "neutral" on failures
-            reasons = [f.reason for f in run.failures] or ["the baseline request failed"]
+        failed = len(run.failures)  # the what-if's own requests
+        base_lost = sum(1 for q in served[e.profile] if q.case.id in base_failed)
+        if failed or base_lost:  # a what-if that could not run measures nothing: never "neutral"
+            # the first failure's own reason (`failed` says how many): what the owner reports
+            reason = run.failures[0].reason if failed else f"{base_lost} of {len(queries)} baseline requests failed"
             out.append(ElementResult(e, questions=len(queries), routes=tuple(sorted(routes[e.profile])),
-                                     verdict="not_measured", reason=f"{failed} of {len(queries)} requests failed: "
-                                                                    f"{reasons[0]}", failed=failed))
+                                     verdict="not_measured", reason=reason, failed=failed))
             continue
         with_ev = base_eval.subset(ids)
         without_ev = evaluate(run.ranked(), {cid: qrels[cid] for cid in ids if cid in qrels})

@@ -60,7 +60,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.model import RERANK_WINDOW, RankedList, Trace
 
 __all__ = ["STAGES", "STAGE_IDS", "LOST_STAGES", "Stage", "StageView", "Admission", "SourceFate", "FunnelRow",
-           "LossFunnel", "classify", "measure_funnel", "view_of_trace", "skipped_funnel"]
+           "LossFunnel", "classify", "measure_funnel", "view_of_trace", "skipped_funnel", "why_not_measurable"]
 
 PROBE_TEXT_TOP = 1000  # the most keyword results one Azure page returns: the keyword leg is seen this deep
 
@@ -488,15 +488,10 @@ def measure_funnel(ctx: Any, policy: Any = None, run: Any = None) -> LossFunnel:
     `run` is the policy's routed goldset run when the caller has it (`ctx.run_gold(policy)`).
     """
     policy = policy if policy is not None else ctx.policy
-    if ctx.target is None:
-        return skipped_funnel("no search target (a code-only audit)")
-    if policy is None:
-        return skipped_funnel("no query profiles were supplied")
-    if ctx.goldset is None:
-        return skipped_funnel("no goldset: without expected sources there is nothing to follow")
+    gap = why_not_measurable(ctx, policy, "without expected sources there is nothing to follow")
+    if gap:
+        return skipped_funnel(gap)
     qrels = ctx.goldset.qrels()
-    if not qrels:
-        return skipped_funnel("the goldset has no case with expected sources")
     if run is None:
         run = ctx.run_gold(policy, label="baseline")
     sql = ctx.supports("sql_probes")
@@ -540,6 +535,20 @@ def measure_funnel(ctx: Any, policy: Any = None, run: Any = None) -> LossFunnel:
                                                  if ctx.config is not None else None)
     return LossFunnel(status="measured", method=method, target_kind=kind, not_derived=tuple(not_derived),
                       fates=tuple(fates), cases=len(items), unmeasured_cases=tuple(unmeasured), post_top=post)
+
+
+def why_not_measurable(ctx: Any, policy: Any, no_goldset: str) -> str | None:
+    """Why the funnel or the ablation cannot be measured (None: it can): a target, profiles and
+    a goldset with expected sources are needed."""
+    if ctx.target is None:
+        return "no search target (a code-only audit)"
+    if policy is None:
+        return "no query profiles were supplied"
+    if ctx.goldset is None:
+        return f"no goldset: {no_goldset}"
+    if not ctx.goldset.qrels():
+        return "the goldset has no case with expected sources"
+    return None
 
 
 def _identity_clause(ctx: Any, policy: Any, q: Any) -> str | None:

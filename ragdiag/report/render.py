@@ -58,17 +58,22 @@ def _statuses(result: Any) -> Counter[str]:
     return Counter(f.status for f in result.findings)
 
 
+#: the metric a priority is ranked by first: what the user sees (the pool metrics follow)
+PRIMARY_METRIC = "ndcg@10"
+
+
 def best_effect(finding: Any) -> Any:
-    """The finding's improving effect with the largest delta, significant ones first (or None)."""
+    """The finding's improving effect: significant ones first, then one on nDCG@10 (what the user
+    sees; recall@50 measures the pool), then the largest delta (or None)."""
     improving = [e for e in getattr(finding, "effects", ()) if e.improves]
     if not improving:
         return None
-    return max(improving, key=lambda e: (e.significant, e.delta))
+    return max(improving, key=lambda e: (e.significant, e.metric == PRIMARY_METRIC, e.delta))
 
 
-def _effect_rank(finding: Any) -> float:
+def _effect_rank(finding: Any) -> tuple[bool, float]:
     e = best_effect(finding)
-    return e.delta if e is not None and e.significant else -1.0
+    return (e.metric == PRIMARY_METRIC, e.delta) if e is not None and e.significant else (False, -1.0)
 
 
 def _priority_of(finding: Any) -> str:
@@ -81,7 +86,8 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
                limit: int = 3) -> list[Priority]:
     """The front page's priorities: security faults first (`Finding.priority` ``security``: a
     leak, a fail-open or unescaped security filter), then findings with a significant improving
-    effect, ranked by its size (delta of the metric), then by severity and check order. A
+    effect, ranked by its size (on nDCG@10 before the pool metrics), then by severity and check
+    order. A
     finding whose fix no metric measured as a significant gain (``unmeasured``) is never a
     priority: `unmeasured_findings` lists those."""
     specs = specs or {}
@@ -89,8 +95,11 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
     numbered = list(enumerate(result.findings, start=1))
     cands = [(n, f) for n, f in numbered if f.status in ("fail", "warn")
              and _priority_of(f) in ("security", "measured")]
-    cands.sort(key=lambda nf: (_priority_of(nf[1]) != "security", -_effect_rank(nf[1]),
-                               -SEVERITY[nf[1].status], nf[0]))
+    def rank(nf: tuple[int, Any]) -> tuple[Any, ...]:
+        primary, delta = _effect_rank(nf[1])
+        return (_priority_of(nf[1]) != "security", not primary, -delta, -SEVERITY[nf[1].status], nf[0])
+
+    cands.sort(key=rank)
     out = []
     for n, f in cands[:limit]:
         spec = specs.get(f.check_id)
