@@ -194,6 +194,19 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     ctx.prepare()  # once per context: one batched embedding call for the audit's query texts
     findings = []
     with _StopOnSignals(breaker, enabled=stop_on_signals) as stop:
+        if _measures(ctx, ids, checks):
+            # measured before the checks judge: every profile element ablated, every expected
+            # source followed through the stages (shared by the owner checks, the report, the JSON)
+            # (`on_check` is called with "ablation" and "loss_funnel" too: the plan counts their requests)
+            for name, compute in (("ablation", ctx.ablation), ("loss_funnel", ctx.loss_funnel)):
+                if stop.hard:
+                    break
+                stop.current = name
+                if on_check:
+                    on_check(name)
+                compute()
+                if stop.signal is not None:
+                    stop.hard = True  # interrupted while measuring: no check is started
         for cid in ids:
             spec = specs[cid]
             if stop.hard:
@@ -244,7 +257,23 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     if stop.signal is not None:
         meta["interrupted"] = {"signal": stop.signal, "exit_code": 128 + stop.signum,
                                "during": stop.during, "not_run": list(stop.not_run)}
-    return AuditResult(findings=tuple(findings), meta=meta)
+    measured = getattr(ctx, "measurements_done", False)
+    return AuditResult(findings=tuple(findings), meta=meta,
+                       loss_funnel=ctx.loss_funnel().to_dict() if measured else None,
+                       ablation=ctx.ablation().to_dict() if measured else None)
+
+
+#: the checks whose verdicts read the ablation or the funnel (their owners)
+MEASURING_CHECKS: tuple[str, ...] = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text",
+                                     "route_counts", "context_budgets")
+
+
+def _measures(ctx: AuditContext, ids: Sequence[str], checks: Sequence[str] | None) -> bool:
+    """Whether this run measures the funnel and the ablation: the whole checklist, or a subset
+    holding one of their owners (a run of chunk_boundaries alone does not pay for them)."""
+    if not getattr(ctx, "measure", False) or not callable(getattr(ctx, "ablation", None)):
+        return False
+    return checks is None or any(cid in MEASURING_CHECKS for cid in ids)
 
 
 class _StopOnSignals:

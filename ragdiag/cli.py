@@ -543,6 +543,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if diff.unmatched:
             con.print("note: no metric of these names in either audit, so their tolerances guard "
                       f"nothing: {', '.join(diff.unmatched)}", markup=False, highlight=False, soft_wrap=True)
+        if diff.funnel:  # where the expected sources went, per route and stage, before and now
+            _print_table(con, "loss funnel: expected sources per route and stage",
+                         ["route", "stage", "old", "new", "change"],
+                         [[f.route or "all", f.stage + (f": {f.detail}" if f.detail else ""), str(f.old_sources),
+                           str(f.new_sources), f"{f.delta:+d}"] for f in diff.funnel],
+                         whole=("route",), long=("stage",), max_widths={"stage": 50})
     if args.summary:
         from ragdiag.outputs import append_text
 

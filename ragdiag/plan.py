@@ -80,6 +80,10 @@ class DrySqlTarget(DryRunTarget):
     def probe(self, request: SearchRequest, **_variant: Any) -> Trace:
         return self.search(request)
 
+    def clause_admission(self, request: SearchRequest, keys: Sequence[str]) -> tuple[set[str], list[set[str]]]:
+        self.other += len(self.template.clauses) + 1
+        return set(), [set() for _ in self.template.clauses]
+
     def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
         self.other += len(self.template.clauses) + 1
         return [("", 0)] * (len(self.template.clauses) + 1)

@@ -54,7 +54,7 @@ def test_sound_policy_passes_on_compared_requests(tmp_path):
     f = _check(_ctx(tmp_path, SOUND, GOOD_SCORES))
     # one goldset question, one request: keyword "alpha" vs vector/semantic "What is alpha?"
     assert f.status == "pass", f.headline
-    assert f.observed == {"profile_requests_compared": 1, "split_probe_questions": 1}
+    assert f.observed == {"profile_requests_compared": 1, "split_probe_questions": 1, "elements_ablated": 2}
     assert f.metrics["identical_share_profiles"] == 0.0
     assert "0% of 1 profile requests" in f.headline and "split channels change recall@10" in f.headline
 

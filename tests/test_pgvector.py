@@ -407,10 +407,18 @@ def test_plan_counts_the_sql_probes(tmp_path, monkeypatch, pg):
 
     _audit(tmp_path, monkeypatch, pg, checks=("pool_size",))  # writes the config
     rows, _summary = plan_audit(open_audit(tmp_path / "audit.toml", progress=False), checks=["prerank_filters"])
-    row = next(r for r in rows if r.check_id == "prerank_filters")
-    # 5 goldset questions, then the 4 answerable ones without each of the 2 validity clauses;
+    by = {r.check_id: r for r in rows}
+    assert list(by) == ["ablation", "loss_funnel", "prerank_filters"]
+    # the measurements run the 5 goldset questions first (the ablation; nothing of a profile the
+    # client's SQL reads differs from its default here); the funnel asks each WHERE clause on its
+    # own per identity (no WHERE + each of 3 clauses)
+    assert by["ablation"].searches + by["loss_funnel"].searches == 5
+    # the answerable cases ask as anna, sam and hanna: 3 identities x 4 queries
+    assert by["loss_funnel"].other == 3 * 4
+    # then the 4 answerable ones without each of the 2 validity clauses;
     # 3 identities x (no WHERE + after each of 3 clauses) counts
-    assert (row.searches, row.other) == (5 + 2 * 4, 3 * 4)
+    row = by["prerank_filters"]
+    assert (row.searches, row.other) == (2 * 4, 3 * 4)
 
 
 def test_answers_file_errors_and_mismatches(tmp_path):
@@ -454,3 +462,23 @@ def test_statement_timeouts_open_the_breaker_after_a_few_statements(pg):
     assert t.stats["sql_queries"] - before <= 5
     fast = PgvectorTarget(conn, mapping, SqlTemplate(SQL), embedder=ThreeD(), now=NOW)  # the same database
     assert not isinstance(Runner(fast).run([ask(["sales"])])[0], Failure)
+def test_the_loss_funnel_asks_each_where_clause_on_its_own(tmp_path, monkeypatch, pg):
+    result = _audit(tmp_path, monkeypatch, pg, checks=("prerank_filters",))
+    lf = result.loss_funnel
+    assert lf["status"] == "measured" and lf["method"] == "sql"
+    fates = {(s["case"], s["key"]): (s["stage"], s["detail"]) for s in lf["sources"]}
+    # c is the contract that expired in 2015: only the valid_to clause keeps it out; the others
+    # reach the top (2) of what each identity may read
+    valid_to = next(c for c in lf["totals"] if c["stage"] == "filter")["detail"]
+    assert "valid_to" in valid_to
+    assert fates == {("c1", "a"): ("top", None), ("c2", "d"): ("top", None), ("c4", "b"): ("top", None),
+                     ("c5", "c"): ("filter", valid_to)}
+    assert any("rerank_depth" in n for n in lf["not_derived"])
+
+
+def test_clause_admission_on_the_table(target):
+    req = ask(["sales"])
+    in_from, per_clause = target.clause_admission(req, ["a", "b", "c", "e", "zz"])
+    assert in_from == {"a", "b", "c", "e"}  # zz is no row
+    # groups (sales: not b), valid_from (not the future e), valid_to (not the expired c)
+    assert per_clause == [{"a", "c", "e"}, {"a", "b", "c"}, {"a", "b", "e"}]

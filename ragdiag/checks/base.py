@@ -132,7 +132,7 @@ def localize(result: Any, lang: str, specs: Mapping[str, Any] | Iterable[Any] | 
         return f.localized(lang, cat, labels_for([own] if own is not None else []))
 
     if isinstance(result, AuditResult):
-        return AuditResult(findings=tuple(one(f) for f in result.findings), meta=result.meta)
+        return replace(result, findings=tuple(one(f) for f in result.findings))
     return one(result)
 
 
@@ -360,6 +360,15 @@ class Verdict:
                 self._failed += 1
                 self._reasons[(r.reason, profile)] += 1
 
+    def count_requests(self, requested: int, failed: int = 0, reason: str | None = None,
+                       profile: str | None = None) -> None:
+        """Record requests measured elsewhere (e.g. the audit's ablation) as this check's own:
+        `failed` of `requested` failed, for `reason`."""
+        self._requested += int(requested)
+        if failed:
+            self._failed += int(failed)
+            self._reasons[(reason or "request failed", profile)] += int(failed)
+
     @property
     def failed_share(self) -> float:
         return self._failed / self._requested if self._requested else 0.0
@@ -414,6 +423,7 @@ class Verdict:
         recs = tuple(self._recs) if status != "skipped" or self._skip is None else ()
         if status == "skipped" and not recs:
             recs = ()
+        effects = tuple(self._effects) if status != "skipped" else ()
         return Finding(
             check_id=self.check_id, status=status,
             headline="; ".join(self.text(m) for m in parts),
@@ -424,8 +434,22 @@ class Verdict:
             figures=tuple(figures) or self.figures,
             observed=dict(self.observations), locations=tuple(self._locations),
             headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
-            effects=tuple(self._effects) if status != "skipped" else (),
+            effects=effects, priority=self._priority(status, effects),
         )
+
+    def _priority(self, status: str, effects: tuple[Effect, ...]) -> str:
+        """``security`` when a failure is one the spec marks as a security fault (``[extras]
+        security_failures``: message names, or ``["*"]`` for every failure of the check);
+        ``measured`` with a significant improving effect; else ``unmeasured`` (fail, warn) or
+        ``none``."""
+        marked = (getattr(self.spec, "extras", None) or {}).get("security_failures") or ()
+        if status == "fail" and marked:
+            names = {m.id.split(".", 1)[-1] for m in self._fails}
+            if "*" in marked or names & set(marked):
+                return "security"
+        if status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in effects) else "unmeasured"
 
     def _limited(self, msgs: list[Message]) -> list[Message]:
         if len(msgs) <= MAX_HEADLINE_PARTS:

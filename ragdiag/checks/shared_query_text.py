@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragdiag.checks import _language
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import at, locate, request_only, short, site_class
 from ragdiag.checks._common import profile_used_by
 from ragdiag.checks.base import Check, Verdict
@@ -123,6 +124,8 @@ class SharedQueryText(Check):
         code = self._code(ctx, v)
         languages = self._languages(ctx, spec, v)
         gain = self._split(ctx, spec, v) if policy is not None else None
+        if policy is not None:  # text modes, vector fields and queries, search fields: each neutralised
+            judge_owned(ctx, spec, v, ID)
         parts = [v.msg(w, share=s, n=n) for w, s, n in judged]
         if languages is not None:
             parts.append(languages)

@@ -97,6 +97,7 @@ from ragdiag.model.messages import Catalogue, Message, render
 __all__ = [
     "STATUSES",
     "SEVERITY",
+    "PRIORITIES",
     "FAIL_ON",
     "SCHEMA_VERSION",
     "worst",
@@ -407,7 +408,9 @@ class Evidence:
 
 _FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
                  "title", "question", "incomplete", "skipped_reason", "figures", "failures",
-                 "observed", "locations", "messages", "effects")
+                 "observed", "locations", "messages", "effects", "priority")
+#: The report's priority classes, most urgent first (`Finding.priority`)
+PRIORITIES: tuple[str, ...] = ("security", "measured", "unmeasured", "none")
 
 
 def _slug(text: str) -> str:
@@ -555,6 +558,10 @@ class Finding:
     skipped_msg: Message | None = None
     #: measured effects of the changes the check recommends (see `Effect`)
     effects: tuple[Effect, ...] = ()
+    #: what the report sorts its priorities by (`PRIORITIES`): ``security`` (a permission leak,
+    #: a fail-open or unescaped security filter), ``measured`` (a significant improving effect),
+    #: ``unmeasured`` (a fault whose fix no metric measured), ``none`` (nothing to do)
+    priority: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.check_id, str) or not self.check_id:
@@ -591,6 +598,19 @@ class Finding:
         object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
         object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
         object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
+        if self.priority not in ("", *PRIORITIES):
+            raise ValueError(f"{where}: priority must be one of {', '.join(PRIORITIES)}, got {self.priority!r}")
+        if not self.priority:
+            object.__setattr__(self, "priority", self.derived_priority())
+
+    def derived_priority(self) -> str:
+        """The priority class when the check did not set one: a significant improving effect makes
+        a ``fail``/``warn`` ``measured``, otherwise ``unmeasured``; other statuses ``none``."""
+        if self.priority:
+            return self.priority
+        if self.status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in self.effects) else "unmeasured"
 
     @property
     def is_incomplete(self) -> bool:
@@ -673,6 +693,7 @@ class Finding:
                          "recommendations": [m.to_dict() for m in self.recommendation_msgs],
                          "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
             "effects": [e.to_dict() for e in self.effects],
+            "priority": self.priority,
         }
 
     @classmethod
@@ -702,6 +723,7 @@ class Finding:
                 recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
                 skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
                 effects=tuple(Effect.from_dict(e) for e in data.get("effects") or ()),
+                priority=str(data.get("priority") or ""),
             )
         except (TypeError, ValueError, KeyError) as exc:
             raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
@@ -771,6 +793,10 @@ class AuditResult:
 
     findings: tuple[Finding, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: where every expected source of the goldset went (`ragdiag.engine.funnel.LossFunnel.to_dict`)
+    loss_funnel: Mapping[str, Any] | None = None
+    #: every profile element neutralised on the goldset (`ragdiag.engine.ablation.Ablation.to_dict`)
+    ablation: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         findings = tuple(self.findings)
@@ -779,6 +805,10 @@ class AuditResult:
                 raise TypeError(f"an audit result holds Finding objects, got {type(f).__name__}")
         object.__setattr__(self, "findings", findings)
         object.__setattr__(self, "meta", _meta(dict(self.meta), "meta"))
+        for name in ("loss_funnel", "ablation"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _meta(dict(value), name))
 
     def __iter__(self):
         return iter(self.findings)
@@ -840,7 +870,7 @@ class AuditResult:
     def localized(self, lang: str, catalogue: Catalogue,
                   labels: Mapping[str, Mapping[str, str]] | None = None) -> AuditResult:
         return AuditResult(findings=tuple(f.localized(lang, catalogue, labels) for f in self.findings),
-                           meta=self.meta)
+                           meta=self.meta, loss_funnel=self.loss_funnel, ablation=self.ablation)
 
     def to_dict(self) -> dict[str, Any]:
         from ragdiag import __version__
@@ -852,6 +882,8 @@ class AuditResult:
             "summary": self.status_counts(),
             "worst": self.worst(),
             "findings": [f.to_dict() for f in self.findings],
+            **({"loss_funnel": _jsonable(self.loss_funnel)} if self.loss_funnel is not None else {}),
+            **({"ablation": _jsonable(self.ablation)} if self.ablation is not None else {}),
         }
 
     @classmethod
@@ -878,7 +910,8 @@ class AuditResult:
         meta = data.get("meta") or {}
         if not isinstance(meta, Mapping):
             raise InputDataError(f"'meta' must be an object, found {type(meta).__name__}")
-        return cls(findings=tuple(findings), meta=meta)
+        return cls(findings=tuple(findings), meta=meta, loss_funnel=data.get("loss_funnel"),
+                   ablation=data.get("ablation"))
 
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         """The JSON text; also written to `path` (UTF-8, parent folders created) when given."""

@@ -41,7 +41,8 @@ from ragdiag.targets.local.vector import query_vector
 # Bump when search semantics change, so cached traces of older code are never reused.
 # 3: ties broken by document key; reranker scores independent of their batch
 # 4: equal reranker scores keep the pool order (fused score, then key), not the key alone
-SEMANTICS_VERSION = 4
+# 5: search_mode = "all" keeps only rows holding every query token (it was ignored)
+SEMANTICS_VERSION = 5
 STAGE_CACHE = 4096
 QUERY_VECTOR_CACHE = 50000
 # Query texts per model call when a batch of requests is prepared: None leaves it to the
@@ -204,6 +205,15 @@ class LocalTarget:
                 continue
             yield {k: r.get(k) for k in select} if select else dict(r)
 
+    def matching_keys(self, keys: Sequence[str], filter: str | None = None) -> set[str]:
+        """The keys of `keys` that are documents of the index and pass `filter` (its cached mask):
+        what the loss funnel asks for every expected source and filter clause."""
+        rows = [(k, self.row_of[k]) for k in keys if k in self.row_of]
+        if not filter:
+            return {k for k, _r in rows}
+        mask = self._mask(filter)
+        return {k for k, r in rows if mask[r]}
+
     def security_values(self, keys: Sequence[str], field: str) -> dict[str, tuple[str, ...] | None]:
         """Each key's values of `field`, read from the records (None for an unknown key)."""
         out: dict[str, tuple[str, ...] | None] = {}
@@ -365,11 +375,11 @@ class LocalTarget:
             fields = tuple(req.search_fields or self._schema.searchable_fields)
             weights = dict(profile.text_weights) if profile else {}
             ckey = (req.search, fields, tuple(sorted(weights.items())), req.filter,
-                    req.effective_max_text_recall_size)
+                    req.effective_max_text_recall_size, req.search_mode)
             cached = _lru_get(self._text_cache, ckey)
             if cached is None:
                 cached = text_leg({f: self.keyword[f] for f in fields}, req.search, weights, allowed,
-                                  req.effective_max_text_recall_size, key_rank)
+                                  req.effective_max_text_recall_size, key_rank, search_mode=req.search_mode)
                 _lru_put(self._text_cache, ckey, cached)
             rows, scores, text_total = cached
             text_list = RankedList.of_ids("text", rows, scores, table)

@@ -302,6 +302,18 @@ class SqlTemplate:
         cut = next((s for w, s, _e in words if w in ("order", "limit", "offset", "fetch")), len(body))
         return f"SELECT count(*) FROM ({body[:cut].rstrip()}) AS ragdiag_probe"
 
+    def matching_keys(self, key: str, drop: tuple[int, ...] = ()) -> str:
+        """The keys among ``:ragdiag_keys`` whose rows the template's WHERE admits (clauses `drop`
+        dropped), before its ORDER BY and LIMIT: which clause keeps which expected source out."""
+        from ragdiag.targets.pgvector.mapping import quote_ident
+
+        sql = SqlTemplate(self.without(*drop)) if drop else self
+        body = sql.sql
+        words = _top_words(_blank_quoted(body))
+        cut = next((s for w, s, _e in words if w in ("order", "limit", "offset", "fetch")), len(body))
+        col = f"ragdiag_probe.{quote_ident(key)}::text"
+        return f"SELECT {col} FROM ({body[:cut].rstrip()}) AS ragdiag_probe WHERE {col} = ANY(:ragdiag_keys)"
+
     @staticmethod
     def to_psycopg(sql: str) -> str:
         """`sql` with ``:name`` as ``%(name)s`` and literal ``%`` doubled (outside strings: inside too, psycopg

@@ -317,6 +317,38 @@ class PgvectorTarget:
                               "run the text leg as its own template")
         return self.run(request, sql, label=label, overrides=overrides)
 
+    def clause_admission(self, request: SearchRequest, keys: Sequence[str]) -> tuple[set[str], list[set[str]]]:
+        """Which of `keys` the template's FROM admits with no WHERE clause (the rows exist and join),
+        and which each WHERE clause admits on its own: the loss funnel's filter stages, per clause."""
+        n = len(self.template.clauses)
+        wanted = sorted(set(keys))
+        params: dict[str, Any] | None = None
+
+        def admitted(drop: tuple[int, ...]) -> set[str]:
+            nonlocal params
+            sql = self.template.matching_keys(self.mapping.key, drop)
+            if params is None:  # the embedding is computed only if the cut SQL still needs it
+                needs_vector = ":embedding" in sql
+                params = self.parameters(request) if needs_vector else {
+                    k: v for k, v in self._parameters_without_vector(request).items()}
+            self.stats["sql_queries"] += 1
+            rows = self.conn.query(SqlTemplate.to_psycopg(sql), {**params, "ragdiag_keys": wanted})
+            return {str(r[0]) for r in rows}
+
+        if not wanted:
+            return set(), [set() for _ in range(n)]
+        in_from = admitted(tuple(range(n)))
+        return in_from, [admitted(tuple(j for j in range(n) if j != i)) for i in range(n)]
+
+    def _parameters_without_vector(self, request: SearchRequest) -> dict[str, Any]:
+        vq = request.vector_queries[0] if request.vector_queries else None
+        question = vq.text if vq is not None and vq.text else request.search
+        p: dict[str, Any] = {"groups": self.groups_of(request.filter),
+                             "limit": int(vq.k) if vq is not None else self.default_limit,
+                             "query_text": request.search if request.has_text_leg else (question or ""),
+                             "now": self.now or datetime.now(UTC).isoformat()}
+        return {k: v for k, v in p.items() if k in self.template.parameters}
+
     def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
         """Candidates before the WHERE, after each of its clauses in turn, and what the LIMIT keeps."""
         params = self.parameters(request)
