@@ -66,7 +66,7 @@ def parse_log(text: str, *, path: str | None = None) -> list[Statement]:
         if current["level"] == "LOG" and m:
             out.append(Statement(sql=m.group("sql").strip(), duration_ms=float(m.group("ms")) if m.group("ms") else None,
                                  ts=current["ts"], pid=current["pid"], line=current["line"]))
-        elif current["level"] == "DETAIL" and out and current["msg"].startswith("Parameters: ") \
+        elif current["level"] == "DETAIL" and out and current["msg"].lower().startswith("parameters: ") \
                 and current["pid"] == out[-1].pid and current["after_statement"]:
             params = tuple(None if v == "NULL" else v[1:-1].replace("''", "'")
                            for _, v in sorted(((int(n), v) for n, v in _PARAM.findall(current["msg"])),
