@@ -27,6 +27,7 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
     locate,
@@ -95,7 +96,7 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 @register
 class RerankerScores(Check):
     id = ID
-    needs = ("target|client_code", "profiles|client_code", "questions|client_code")
+    needs = ("target|client_code|traffic", "profiles|client_code|traffic", "questions|client_code|traffic")
     uses = ("goldset",)
     figure_id = ID
 
@@ -230,6 +231,9 @@ class RerankerScores(Check):
             worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
             v.passed("pass_scored", profiles=len(top1), questions=len(all_top1), profile=worst,
                      median=quantile(top1[worst], 0.5), share=share(s < band for s in all_top1), band=band)
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.reranker_scores(ctx, spec, v)
 
     # ---- client code: score cuts the app applies to the hits --------------------------------------------
     @staticmethod
