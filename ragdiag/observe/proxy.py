@@ -172,6 +172,7 @@ class RecordingProxy:
         self._server: ThreadingHTTPServer | None = None
         self._threads: list[threading.Thread] = []
         self._key_fields: dict[str, str | None] = {}
+        self._write_lock = threading.Lock()  # the writer thread writes, flush() may flush from another
 
     def __repr__(self) -> str:
         return f"RecordingProxy(url={self.url!r}, upstream={self.upstream!r}, out={str(self.out)!r})"
@@ -238,6 +239,9 @@ class RecordingProxy:
                 seq = self._seq
             done = self.stats_.snapshot()
             if done["recorded"] + done["record_errors"] >= seq:
+                with self._write_lock:
+                    if not self._fh.closed:
+                        self._fh.flush()
                 return
             time.sleep(0.005)
 
@@ -329,21 +333,24 @@ class RecordingProxy:
             try:
                 item = self._queue.get(timeout=0.2) if pending else self._queue.get()
             except queue.Empty:
-                self._fh.flush()
+                with self._write_lock:
+                    self._fh.flush()
                 pending = 0
                 continue
             if item is None:
                 break
             try:
                 line = self._line(item)
-                self._fh.write(line + "\n")
+                with self._write_lock:
+                    self._fh.write(line + "\n")
                 pending += 1
                 self.stats_.add("recorded")
             except Exception:  # a record that cannot be built must not stop the recording
                 log.exception("could not record request %s", item.seq)
                 self.stats_.add("record_errors")
             if pending >= 256:
-                self._fh.flush()
+                with self._write_lock:
+                    self._fh.flush()
                 pending = 0
         # drain what arrived before the sentinel's producers stopped
         while True:

@@ -44,7 +44,9 @@ USER_ID = "user.id"
 SESSION_ID = "session.id"
 KINDS = ("RETRIEVER", "LLM", "CHAIN", "TOOL", "AGENT", "EMBEDDING", "RERANKER", "GUARDRAIL", "EVALUATOR")
 MAX_TRACE_BYTES = 4 << 30
-_DOC = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content)$")
+_DOC = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content|metadata)$")
+#: metadata keys that carry a document's id when `document.id` is absent (LangChain puts the store's key there)
+_ID_KEYS = ("id", "key", "doc_id", "document_id", "chunk_id")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 
 
@@ -53,6 +55,7 @@ class RetrievedDocument:
     id: str | None
     score: float | None
     content: str | None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,15 @@ class Span:
             m = _DOC.match(k)
             if m:
                 found[int(m.group(1))][m.group(2)] = v
-        return [RetrievedDocument(id=None if d.get("id") is None else str(d.get("id")),
-                                  score=_float(d.get("score")), content=d.get("content"))
-                for _, d in sorted(found.items())]
+        out = []
+        for _, d in sorted(found.items()):
+            meta = _metadata(d.get("metadata"))
+            doc_id = d.get("id")
+            if doc_id is None:
+                doc_id = next((meta[k] for k in _ID_KEYS if meta.get(k) is not None), None)
+            out.append(RetrievedDocument(id=None if doc_id is None else str(doc_id), score=_float(d.get("score")),
+                                         content=d.get("content"), metadata=meta))
+        return out
 
 
 @dataclass(frozen=True)
@@ -226,6 +235,21 @@ def _id(value: Any) -> str:
         return base64.b64decode(s, validate=True).hex()
     except (ValueError, TypeError):
         return s
+
+
+def _metadata(v: Any) -> dict[str, Any]:
+    """`document.metadata`: a JSON object as text (OpenInference) or already a mapping."""
+    if isinstance(v, Mapping):
+        return dict(v)
+    if isinstance(v, str) and v.strip().startswith("{"):
+        import json
+
+        try:
+            data = json.loads(v)
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    return {}
 
 
 def _int(v: Any) -> int | None:
