@@ -340,3 +340,39 @@ def test_observed_messages_render_in_german(tmp_path, lang):
     f = run("acl_trimming", tmp_path, traffic=[write_traffic(tmp_path, recs)])
     de = german(f)
     assert "aufgezeichneten Anfragen" in de and "recorded" not in de
+
+
+def test_an_audit_config_with_traffic_only_audits_what_was_sent(tmp_path):
+    """[inputs] traffic / traces in the config: `ragdiag audit` runs the checks traffic informs on it."""
+    import subprocess
+    import sys
+
+    recs = [search(semantic(k=10), seq=1, reranker=[3.0]), search(semantic(k=10, flt=None), seq=2, reranker=[2.9])]
+    write_traffic(tmp_path, recs)
+    (tmp_path / "traces.jsonl").write_text(_otlp([("t1", "LLM", None)], tokens=100), encoding="utf-8")
+    (tmp_path / "audit.toml").write_text('[audit]\nname = "observed"\n\n[inputs]\ntraffic = "traffic.jsonl"\n'
+                                         'traces = ["traces.jsonl"]\n', encoding="utf-8")
+    out = tmp_path / "findings.json"
+    proc = subprocess.run([sys.executable, "-m", "ragdiag", "audit", str(tmp_path / "audit.toml"), "--json", str(out),
+                           "--fail-on", "never"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["meta"]["observed"]["searches"] == 2 and data["meta"]["observed"]["spans"] == 1
+    by_id = {f["check_id"]: f for f in data["findings"]}
+    assert by_id["pool_size"]["status"] == "fail" and by_id["pool_size"]["metrics"]["observed_requests"] == 2
+    assert by_id["acl_trimming"]["status"] == "fail"
+    assert by_id["reranker_scores"]["status"] == "pass"
+    assert by_id["context_budgets"]["metrics"]["observed_llm_calls"] == 1
+    assert by_id["goldset"]["status"] in ("fail", "skipped")  # nothing observed informs it
+
+
+def test_config_traffic_must_name_files(tmp_path):
+    from ragdiag.errors import ConfigError
+    from ragdiag.inputs.config import load_config
+
+    (tmp_path / "a.toml").write_text("[inputs]\ntraffic = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"a\.toml:2.*'traffic' must be a file or a list of files"):
+        load_config(tmp_path / "a.toml")
+    (tmp_path / "b.toml").write_text('[inputs]\ntraces = ["nope.jsonl"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "b.toml")
