@@ -225,7 +225,7 @@ def test_a_dead_fallback_the_scan_fails_on_passes_on_traffic(tmp_path):
     app's own test questions) never took it: every request carried the clause."""
     code = APPS / "fallback"
     static = code_only("call_sites", code)
-    assert static.status == "fail" and "app.py:15" in static.headline
+    assert static.status == "fail" and "app.py:16" in static.headline
     recs = [search({"search": f"q{i}", "filter": SECURE, "top": 5}, seq=i) for i in range(1, 9)]
     f = run("call_sites", tmp_path, traffic=[write_traffic(tmp_path, recs)], code=code)
     assert f.status == "pass", f.headline

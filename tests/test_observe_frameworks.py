@@ -207,3 +207,38 @@ def test_a_langgraph_loop_is_counted_and_its_unsecured_path_found(recorded):
     assert budget.metrics["observed_prompt_tokens_max"] == 1800
     assert budget.status == "fail" and "above the budget of 1,000" in budget.headline
 
+
+
+def test_llamaindex_spans_are_read_and_nested_calls_counted_once(tmp_path):
+    """LlamaIndex's own query engine (llama-index-core, MockEmbedding, MockLLM), instrumented by
+    OpenInference: its RETRIEVER span carries the retrieved node ids, and its nested spans of one
+    kind (retrieve -> _retrieve, predict -> complete) count as one call each. (Its Azure AI Search
+    vector store cannot be installed beside azure-search-documents 12: every release pins <12.)"""
+    pytest.importorskip("llama_index.core")
+    pytest.importorskip("openinference.instrumentation.llama_index")
+    from llama_index.core import Document, Settings, VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.llms import MockLLM
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+    traces = tmp_path / "traces.jsonl"
+    with OtlpReceiver(out=traces, port=0) as recv:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{recv.url}/v1/traces")))
+        instrumentor = LlamaIndexInstrumentor()
+        instrumentor.instrument(tracer_provider=provider)
+        try:
+            Settings.embed_model, Settings.llm = MockEmbedding(embed_dim=8), MockLLM(max_tokens=16)
+            index = VectorStoreIndex.from_documents([Document(text=f"doc {i} on notice periods", doc_id=f"d{i}")
+                                                     for i in range(10)])
+            response = index.as_query_engine(similarity_top_k=3).query("What is the notice period?")
+        finally:
+            instrumentor.uninstrument()
+            provider.shutdown()
+    obs = load_observed(traces=[traces])
+    retrieved = [d.id for s in obs.retrievers() for d in s.documents()]
+    assert retrieved == [n.node.node_id for n in response.source_nodes] and len(retrieved) == 3
+    (loop,) = [lp for lp in obs.loops() if lp.retrievals]
+    assert loop.retrievals == 1 and loop.llm_calls >= 1
+    calls = _check("call_sites", obs)
+    assert "at most 1 retrievals per trace" in calls.headline

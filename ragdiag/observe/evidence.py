@@ -108,10 +108,13 @@ class Observed:
         """Per trace with at least one retrieval or LLM call: its counts."""
         out = []
         for trace_id, spans in self.spans.traces().items():
-            kinds = Counter(s.kind for s in spans)
+            by_id = {s.span_id: s for s in spans}
+            # a framework nests spans of one kind (LlamaIndex: retrieve -> _retrieve, predict -> complete):
+            # one call is the outermost span of its kind
+            kinds = Counter(s.kind for s in spans if not _inside_same_kind(s, by_id))
             if not (kinds["RETRIEVER"] or kinds["LLM"]):
                 continue
-            ids = {s.span_id for s in spans}
+            ids = set(by_id)
             roots = [s for s in spans if not s.parent_id or s.parent_id not in ids]
             user = next((s.user_id for s in spans if s.user_id), None)
             out.append(Loop(trace_id, roots[0].name if roots else spans[0].name, kinds["RETRIEVER"], kinds["LLM"],
@@ -153,6 +156,17 @@ class Observed:
         s = self.summary()
         return (f"Observed({s['searches']} searches, {s['spans']} spans in {s['traces']} traces, "
                 f"{s['similarity_statements']} similarity statements)")
+
+
+def _inside_same_kind(span: Span, by_id: dict[str, Span]) -> bool:
+    seen: set[str] = set()
+    parent = by_id.get(span.parent_id or "")
+    while parent is not None and parent.span_id not in seen:
+        if parent.kind == span.kind:
+            return True
+        seen.add(parent.span_id)
+        parent = by_id.get(parent.parent_id or "")
+    return False
 
 
 def _epoch_ns(ts: str) -> int | None:
