@@ -380,8 +380,14 @@ class RecordingProxy:
             "upstream_ms": round(it.upstream_ms, 3) if it.upstream_ms is not None else None,
         }
         if not it.refused and it.operation in ("search", "suggest", "autocomplete"):
-            if it.method == "GET":
-                rec["body"] = {k: v for k, v in params if k != "api-version" and not _SECRET_PARAMS.match(k)}
+            if it.method == "GET":  # a GET search: its query parameters as the POST body they stand for
+                from ragdiag.targets.emulator.server import get_search_body
+
+                safe = {k: v for k, v in params if k != "api-version" and not _SECRET_PARAMS.match(k)}
+                try:
+                    rec["body"] = get_search_body(safe)
+                except ValueError:
+                    rec["body"] = {"_unparsed": "&".join(f"{k}={v}" for k, v in safe.items())[:2000]}
             elif it.body:
                 try:
                     rec["body"] = json.loads(it.body.decode("utf-8"))
