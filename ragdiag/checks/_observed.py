@@ -122,7 +122,8 @@ def pool_size(ctx: Any, spec: Any, v: Verdict) -> None:
     for s in obs.searches:
         req, route = s.request, obs.route_of(s)
         p = pool(req)
-        ks = ", ".join(f"{'+'.join(vq.fields)}={vq.k}" for vq in req.vector_queries) or "-"
+        ks = ", ".join(f"{'+'.join(vq.fields)}={vq.k}{' exhaustive' if vq.exhaustive else ''}"
+                       for vq in req.vector_queries) or "-"
         text = (req.max_text_recall_size or 1000) if req.has_text_leg else 0
         rows[(route, ks, text, req.top, req.is_semantic, p)] += 1
         if req.is_semantic:
