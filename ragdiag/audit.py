@@ -97,6 +97,11 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
         from ragdiag.inputs.querylog import load_query_log
 
         query_log = load_query_log(config.query_log)
+    observed = None
+    if config.traffic or config.traces:  # what the application really sent (ragdiag.observe)
+        from ragdiag.observe import load_observed
+
+        observed = load_observed(traffic=config.traffic, traces=config.traces)
     identities = {name: Identity(name, tuple(groups)) for name, groups in config.identities.items()}
     for case in goldset or ():
         if case.as_groups is not None:  # an inline identity (as_user: groups=[a, b])
@@ -127,7 +132,7 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
-                        log=log, budgets=dict(config.budgets), answers=answers)
+                        log=log, budgets=dict(config.budgets), answers=answers, observed=observed)
 
 
 def _schema_before_opening(config: AuditConfig) -> Any:
@@ -239,6 +244,8 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    if getattr(ctx, "observed", None) is not None:  # what the observed verdicts rest on
+        meta["observed"] = ctx.observed.summary()
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}

@@ -967,6 +967,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
     sv.set_defaults(func=cmd_serve)
 
+    from ragdiag.observe.command import add_parser as add_record_parser
+
+    add_record_parser(sub)  # ragdiag record: ragdiag/observe/command.py
+
     ck = sub.add_parser("chunks", help="judge a chunk export's cuts (mid-sentence, mid-word, tables, "
                                        "headings), against the source when given")
     ck.add_argument("file", help="the chunks: JSONL, JSON (a list or {document: [chunks]}), CSV or Parquet")

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._acl_probes import (
     EXAMPLE_IDENTITY,
     FORBIDDEN_GROUP,
@@ -94,7 +95,7 @@ def _where(source: tuple[str, int]) -> str:
 @register
 class AclTrimming(Check):
     id = ID
-    needs = ("client_code|profiles",)
+    needs = ("client_code|profiles|traffic",)
     uses = ("target", "identities", "goldset", "query_log")
     figure_id = ID
 
@@ -160,6 +161,9 @@ class AclTrimming(Check):
             v.note("scope_not_ran", ran=tuple(st.ran), not_ran=tuple(st.not_ran))
         else:
             v.note("scope", ran=tuple(st.ran))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.acl_trimming(ctx, spec, v)
 
     # ---- schema ------------------------------------------------------------------------------------
     def _schema(self, v: Verdict, spec: Any, schema: Any, policy: Any, st: _Run) -> list[Any]:
@@ -497,7 +501,7 @@ class AclTrimming(Check):
             elif scan is not None:
                 v.nothing_observed("no_mechanism", files=scan.files_scanned)
             else:
-                v.nothing_observed("no_mechanism_profiles", profiles=len(policy.profiles))
+                v.nothing_observed("no_mechanism_profiles", profiles=len(policy.profiles) if policy is not None else 0)
             return
         if schema is None:
             why = v.msg("why_no_target")

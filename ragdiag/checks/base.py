@@ -59,7 +59,7 @@ __all__ = [
 
 #: Audit inputs a check may declare in `needs`; "a|b" means either one.
 INPUTS: tuple[str, ...] = ("target", "profiles", "questions", "goldset", "query_log", "identities",
-                           "client_code")
+                           "client_code", "traffic", "traces")
 MAX_HEADLINE_PARTS = 3
 MAX_FAILURE_REASONS = 5
 DEFAULT_MAX_FAILED_SHARE = 0.02
@@ -85,14 +85,30 @@ def _common_tables() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str
             _text_tables(tf.data.get("labels", {}), "labels", err))
 
 
+@functools.lru_cache(maxsize=1)
+def _observed_tables() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """The texts of observed evidence (ids "observed.<name>", ragdiag/checks/observed.toml)."""
+    from ragdiag.inputs.checklist import _text_tables
+    from ragdiag.inputs.tomlfile import TomlFile
+
+    tf = TomlFile.load(str(files("ragdiag.checks") / "observed.toml"))
+
+    def err(message: str, key: str) -> RagdiagError:
+        return tf.error(message, "", key)
+
+    return (_text_tables(tf.data.get("messages", {}), "messages", err),
+            _text_tables(tf.data.get("labels", {}), "labels", err))
+
+
 def common_catalogue() -> Catalogue:
     cat = Catalogue()
     cat.add("common", _common_tables()[0])
+    cat.add("observed", _observed_tables()[0])
     return cat
 
 
 def common_labels() -> dict[str, dict[str, str]]:
-    return dict(_common_tables()[1])
+    return {**_observed_tables()[1], **_common_tables()[1]}
 
 
 def catalogue_for(specs: Iterable[Any]) -> Catalogue:
@@ -258,6 +274,38 @@ class Verdict:
         """End the check now as ``skipped`` with this reason."""
         self._skip = self.msg(name, **params)
         raise SkipCheck(name)
+
+    # -- observed evidence (ragdiag.checks._observed) ------------------------------------------------
+    @property
+    def skipped(self) -> bool:
+        return self._skip is not None
+
+    def unskip(self) -> None:
+        """Forget an explicit skip: observed traffic judges what the other inputs could not."""
+        self._skip = None
+
+    @property
+    def has_pass_headline(self) -> bool:
+        return self._passed is not None
+
+    def retract(self, *names: str, when: Callable[[Message], bool] | None = None) -> list[Message]:
+        """Withdraw the fails and warnings with these message names (those `when` accepts, by their
+        parameters), e.g. a code-derived fault that the observed traffic contradicts; returns what
+        was withdrawn. Locations named ``loc_<name>`` go with them (all of them, without `when`)."""
+        ids = {n if "." in n else f"{self.check_id}.{n}" for n in names}
+
+        def hit(m: Message) -> bool:
+            return m.id in ids and (when is None or when(m))
+
+        gone = [m for m in self._fails + self._warns if hit(m)]
+        self._fails = [m for m in self._fails if not hit(m)]
+        self._warns = [m for m in self._warns if not hit(m)]
+        if gone:
+            loc_ids = {i.replace(".", ".loc_", 1) for i in ids}
+            self._locations = [loc for loc in self._locations if loc.message_msg is None
+                               or loc.message_msg.id not in loc_ids
+                               or (when is not None and not when(loc.message_msg))]
+        return gone
 
     def error(self, name: str, /, **params: Any) -> None:
         """The check could not finish (status ``error``), e.g. the target refused what it needs."""
@@ -496,7 +544,13 @@ class Check:
             pass
         if getattr(ctx, "code_scan_reads", 0) > reads:  # the check judged the client's code
             _note_unreadable_code(v, getattr(ctx, "_scan", None))
+        if getattr(ctx, "observed", None) is not None:
+            self.observe(ctx, spec, v)
         return v.finish()
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        """Add what the application was observed sending (recorded traffic, traces) to the verdict;
+        checks that traffic informs override this (`ragdiag.checks._observed`)."""
 
     def draw(self, finding: Finding) -> Any:
         """The check's figure from its finding's evidence, or None (no figure)."""

@@ -34,6 +34,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
     locate,
@@ -68,7 +69,7 @@ BOUND_SETTINGS = ("top_n_documents", "k", "similarity_top_k", "top")
 @register
 class ContextBudgets(Check):
     id = ID
-    needs = ("client_code|questions",)
+    needs = ("client_code|questions|traces",)
     uses = ("target", "profiles")
     figure_id = ID
 
@@ -173,6 +174,8 @@ class ContextBudgets(Check):
             b = caps["tokens"]
             return int(b.value), True, v.msg("budget_code", where=b.location, name=b.name, value=b.value)
         return int(strict.value), True, v.msg("budget_config", value=int(strict.value))
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.context_budgets(ctx, spec, v)
 
     # ---- code ------------------------------------------------------------------------------------
     def _code_half(self, ctx: Any, spec: Any, v: Verdict, scan: Any, budget: int

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import at, locate, on_request_path, site_class
 from ragdiag.checks._common import profile_used_by, quantile
@@ -53,7 +54,7 @@ def measured_pool(trace: Any) -> int:
 @register
 class PoolSize(Check):
     id = ID
-    needs = ("target|client_code", "profiles|client_code")
+    needs = ("target|client_code|traffic", "profiles|client_code|traffic")
     uses = ("questions",)
     figure_id = ID
 
@@ -72,6 +73,9 @@ class PoolSize(Check):
             judge_sql_pool(ctx, spec, v)
             return
         self._runtime(ctx, spec, v, code_pools)
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.pool_size(ctx, spec, v)
 
     # ---- client code: the pool each call site can put into fusion ----------------------------------------
     def _code(self, v: Verdict, spec: Any, scan: Any) -> list[str]:

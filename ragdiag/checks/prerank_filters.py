@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ragdiag import odata
+from ragdiag.checks import _observed
 from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._common import Reach, leg_filters, paired
 from ragdiag.checks.base import Check, Verdict
@@ -99,11 +100,13 @@ def _clauses(texts: Iterable[str | None]) -> Iterable[odata.Clause]:
 @register
 class PrerankFilters(Check):
     id = ID
-    needs = ("target", "profiles")
+    needs = ("target|traffic", "profiles|traffic")
     uses = ("questions", "goldset", "query_log", "client_code")
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        if not (ctx.has("target") and ctx.has("profiles")):
+            return  # recorded traffic only: judged in observe()
         policy = ctx.policy
         roles = {k: tuple(vals) for k, vals in spec.roles.items()}
         schema = ctx.target.schema()
@@ -190,6 +193,9 @@ class PrerankFilters(Check):
                  profile=v.observations["profile_clauses"],
                  override=v.observations["override_clauses"], code=v.observations["code_clauses"],
                  log=v.observations["query_log_clauses"])
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.prerank_filters(ctx, spec, v)
 
     def draw(self, finding: Any, lang: str = "en") -> Any:
         rows = column_values(finding, "ablation", "profile", "clause", "recall50_with", "recall50_without")

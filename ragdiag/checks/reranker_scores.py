@@ -27,6 +27,7 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import (
     at,
@@ -96,7 +97,7 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 @register
 class RerankerScores(Check):
     id = ID
-    needs = ("target|client_code", "profiles|client_code", "questions|client_code")
+    needs = ("target|client_code|traffic", "profiles|client_code|traffic", "questions|client_code|traffic")
     uses = ("goldset",)
     figure_id = ID
 
@@ -255,7 +256,10 @@ class RerankerScores(Check):
             p, sp, out, into = max(worse, key=lambda r: r[2] - r[3])
             v.note("boost_pushes_out", profile=p, scoring_profile=sp or "-", out=out, into=into, n=len(worse))
 
-        # ---- client code: score cuts the app applies to the hits --------------------------------------------
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.reranker_scores(ctx, spec, v)
+
+    # ---- client code: score cuts the app applies to the hits --------------------------------------------
     @staticmethod
     def _code(v: Verdict, scan: Any) -> list[str]:
         """List every client-side threshold; judge the request path's. Returns the sound ones' places."""

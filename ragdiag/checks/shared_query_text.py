@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdiag.checks import _language
+from ragdiag.checks import _language, _observed
 from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import at, locate, request_only, short, site_class
 from ragdiag.checks._common import profile_used_by
@@ -99,7 +99,7 @@ def _show(x: Any) -> str:
 @register
 class SharedQueryText(Check):
     id = ID
-    needs = ("profiles|query_log|client_code",)
+    needs = ("profiles|query_log|client_code|traffic",)
     uses = ("questions", "goldset", "client_code")
     figure_id = ID
 
@@ -134,6 +134,9 @@ class SharedQueryText(Check):
         if gain is not None:
             parts.append(v.msg("part_split", points=gain * 100))
         v.passed("pass", what=tuple(parts))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.shared_query_text(ctx, spec, v)
 
     # -- the texts the profiles build (or, without questions, their channel modes) ----------
     def _profiles(self, ctx: Any, policy: Any, v: Verdict) -> list[tuple[str, float, int]]:

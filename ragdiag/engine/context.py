@@ -93,7 +93,7 @@ class AuditContext:
                  client_code: Path | None = None, lang: str = "en",
                  entities: Callable[[str], Sequence[str]] | None = None,
                  log: Callable[[str], None] | None = None, budgets: dict[str, Any] | None = None,
-                 answers: Any = None) -> None:
+                 answers: Any = None, observed: Any = None) -> None:
         self.config = config
         self.target = target
         self.runner = runner
@@ -102,6 +102,7 @@ class AuditContext:
         self.goldset = goldset
         self.query_log = query_log
         self.answers = answers  # the client's answers to the goldset (ragdiag.inputs.answers), or None
+        self.observed = observed  # recorded traffic, traces, statements (ragdiag.observe.Observed), or None
         self.identities = identities or {}
         self.client_code = client_code
         self.lang = lang
@@ -147,6 +148,10 @@ class AuditContext:
             return bool(self.identities)
         if name == "client_code":
             return self.client_code is not None and Path(self.client_code).exists()
+        if name == "traffic":  # observed search requests (ragdiag record, Postgres statement logs)
+            return self.observed is not None and self.observed.has_traffic
+        if name == "traces":  # observed spans (OpenTelemetry / OpenInference)
+            return self.observed is not None and self.observed.has_traces
         raise ValueError(f"unknown audit input {name!r}")
 
     def supports(self, capability: str) -> bool:

@@ -32,7 +32,7 @@ _TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets"
 _AUDIT = ("name", "client", "system", "language")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "answers", "query_log",
            "client_code",
-           "checklist", "entities")
+           "checklist", "entities", "traffic", "traces")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
@@ -110,6 +110,9 @@ class AuditConfig:
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
     output_dir: Path | None = None
     budgets: Mapping[str, Any] = field(default_factory=dict)
+    # observed evidence (ragdiag.observe): `ragdiag record` files and Postgres logs; OTLP JSON traces
+    traffic: tuple[Path, ...] = ()
+    traces: tuple[Path, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         """A secret-free summary for reports and JSON output."""
@@ -119,6 +122,8 @@ class AuditConfig:
             "profiles": _s(self.profiles), "compare_profiles": _s(self.compare_profiles),
             "goldset": _s(self.goldset), "goldset_topics": _s(self.goldset_topics), "answers": _s(self.answers), "query_log": _s(self.query_log),
             "client_code": _s(self.client_code), "identities": sorted(self.identities),
+            **({"traffic": [str(p) for p in self.traffic]} if self.traffic else {}),
+            **({"traces": [str(p) for p in self.traces]} if self.traces else {}),
         }
 
 
@@ -281,6 +286,8 @@ def load_config(path: str | Path) -> AuditConfig:
         or DEFAULT_MAX_CONSECUTIVE_FAILURES,
         output_dir=output_dir,
         budgets=_budgets(tf, budgets),
+        traffic=_paths(tf, inputs, "traffic", path_of),
+        traces=_paths(tf, inputs, "traces", path_of),
     )
 
 
@@ -290,6 +297,16 @@ def _folder(tf: TomlFile, p: Path | None, table: Mapping[str, Any], key: str) ->
         raise tf.error(f"'{key}' = {excerpt(table.get(key))} is a file ({short_path(p)}); it must name a folder",
                        "inputs", key)
     return p
+def _paths(tf: TomlFile, inputs: Mapping[str, Any], key: str, path_of: Any) -> tuple[Path, ...]:
+    """[inputs] traffic / traces: one file or a list of files (observed evidence, ragdiag.observe)."""
+    v = inputs.get(key)
+    if v is None:
+        return ()
+    items = v if isinstance(v, list) else [v]
+    if not items or not all(isinstance(x, str) for x in items):
+        raise tf.error(f"'{key}' must be a file or a list of files, e.g. {key} = [\"{key}.jsonl\"]; got "
+                       f"{_kind(v)} {excerpt(v)}", "inputs", key)
+    return tuple(path_of({key: x}, "inputs", key) for x in items)
 
 
 def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:
