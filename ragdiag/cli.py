@@ -385,6 +385,7 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
               "Not counted: acl_trimming's leak probes asked from documents the index lists per "
               "foreign group (at most 3 per identity and group, each through the routed profile and "
               "one profile per way of handling the identity).")
+    _print_resolutions(con, getattr(ctx, "resolutions", ()))
     if summary.get("refused_without_vectorizer"):
         from ragdiag.targets.azure.target import vectorizer_message
 
@@ -392,6 +393,21 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
                   "sending: " + vectorizer_message(getattr(ctx.target, "index", "?"),
                                                    summary["fields_without_vectorizer"]), markup=False)
     return 0
+
+
+def _print_resolutions(con: Any, resolutions: Any) -> None:
+    """--plan: what each goldset name (a document, a section, a page) resolved to, with grades."""
+    if not resolutions:
+        return
+    rows = []
+    for r in resolutions:
+        keys = ", ".join(f"{k} ({g})" if not r.forbidden else k for k, g in r.keys[:4])
+        more = f" and {len(r.keys) - 4} more" if len(r.keys) > 4 else ""
+        rows.append([r.case_id, r.name + (" (forbidden)" if r.forbidden else f", grade {r.grade}"), r.how,
+                     str(len(r.keys)), keys + more + (f"; {r.note}" if r.note else "")])
+    _print_table(con, "goldset names resolved to chunk keys (grade +1: the chunk holding the expected answer)",
+                 ["case", "as judged", "matched", "chunks", "chunk keys (grade)"], rows,
+                 whole=("case", "matched", "chunks"), long=("as judged", "chunk keys (grade)"), right=("chunks",))
 
 
 def cmd_checks_list(args: argparse.Namespace) -> int:
