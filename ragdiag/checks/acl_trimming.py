@@ -133,7 +133,8 @@ class AclTrimming(Check):
             v.table("without_identity", "t_without_identity", ("where", "count", "examples"),
                     [(w, n, ex) for w, n, ex in st.missing])
             v.metric("queries_without_identity", sum(n for _, n, _ in st.missing))
-            if bool(spec.threshold("warn_missing_identity")):
+            # a question asked without an identity matters only where someone could be trimmed
+            if bool(spec.threshold("warn_missing_identity")) and matters:
                 v.warn("without_identity", parts=tuple(v.msg("mi_count", what=w, n=n) if n else w
                                                        for w, n, _ in st.missing))
 
@@ -192,7 +193,10 @@ class AclTrimming(Check):
             v.warn("retrievable", fields=tuple(f.name for f in retrievable))
         for f in retrievable:
             v.recommend("rec_not_retrievable", field=f.name, index=schema.name)
-        if root and not schema.has_field(root):
+        # a policy in which no profile trims never builds its identity clause: its (default)
+        # security_field is then no claim about the index (init's policy of an index without one)
+        trims = policy is not None and any(p.security_trimming for p in policy.profiles.values())
+        if root and trims and not schema.has_field(root):
             v.warn("policy_field_missing", field=policy.security_field, index=schema.name)
             if sec:
                 v.recommend("rec_set_security_field", fields=tuple(f.name for f in sec))
@@ -408,8 +412,9 @@ class AclTrimming(Check):
         field = sf.split("/")[0]
         if not schema.has_field(field):
             # every probe would be refused by the index: that is the policy's fault (warned in
-            # `_schema`), not a failed measurement
-            st.not_ran.append(v.msg("not_ran_field_missing", field=field, index=schema.name))
+            # `_schema`), not a failed measurement; a policy that trims nowhere has nothing to probe
+            if any(p.security_trimming for p in policy.profiles.values()):
+                st.not_ran.append(v.msg("not_ran_field_missing", field=field, index=schema.name))
             return None
         reader = AclReader(ctx, schema.key_field.name, field)
         v.metric("security_values_read_via", reader.method or None)

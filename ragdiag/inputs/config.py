@@ -28,7 +28,7 @@ MAX_BUDGET = 100_000_000
 MAX_TOKENS = 100_000_000
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
-_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
+_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets", "init")
 _AUDIT = ("name", "client", "system", "language")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "answers", "query_log",
            "client_code",
@@ -110,6 +110,8 @@ class AuditConfig:
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
     output_dir: Path | None = None
     budgets: Mapping[str, Any] = field(default_factory=dict)
+    #: [init]: what `ragdiag init` read and skipped (route, counts), repeated in the findings' meta
+    init: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """A secret-free summary for reports and JSON output."""
@@ -274,7 +276,23 @@ def load_config(path: str | Path) -> AuditConfig:
         or DEFAULT_MAX_CONSECUTIVE_FAILURES,
         output_dir=output_dir,
         budgets=_budgets(tf, budgets),
+        init=_init_table(tf, d.get("init", {})),
     )
+
+
+def _init_table(tf: TomlFile, table: Any) -> dict[str, Any]:
+    """[init] as `ragdiag init` writes it: names to counts (integers >= 0) or short strings."""
+    if not isinstance(table, Mapping):
+        raise tf.error("'init' must be a table ([init])", "", "init")
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_BUDGET) or (
+            isinstance(v, str) and len(v) <= 200)
+        if not ok:
+            raise tf.error(f"'{key}' in [init] must be a count (a whole number >= 0) or a short string, got "
+                           f"{_kind(v)} {excerpt(v)}", "init", key)
+        out[key] = v
+    return out
 
 
 def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:
