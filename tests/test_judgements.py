@@ -33,6 +33,7 @@ RECORDS = [
     rec("pp-4", "tutorial/path-params.md", "Predefined values", 3, "Use a standard Python Enum."),
     rec("pp-5", "tutorial/path-params.md", "Predefined values", 4, "Create an Enum class\nInherit from str and Enum."),
     rec("pp-6", "tutorial/path-params.md", "Predefined values", 5, "The values are then documented."),
+    rec("pp-7", "tutorial/path-params.md", "Predefined values", 6, "Working with Python enumerations\nCompare them."),
     rec("q-1", "tutorial/query.md", "Defaults", 0, "Query parameters can have default values."),
     rec("man-7", "manual.pdf", "Warranty", 0, "The warranty lasts two years.", page=7),
     rec("man-8", "manual.pdf", "Claims", 1, "Claims go to the dealer.", page=8),
@@ -73,10 +74,13 @@ def test_a_whole_document_and_a_page():
     assert gs["page"].expect_sources == (("man-8", 1),)
 
 
-def test_a_heading_inside_a_chunk_takes_that_chunk_and_the_rest_of_its_section():
+def test_a_heading_inside_a_chunk_takes_that_chunk_up_to_the_next_heading():
     gs, _, res = resolve(case("enum", [("tutorial/path-params.md#create-an-enum-class", 1)]))
+    # pp-6 continues the sub-section; pp-7 opens with the next heading
     assert gs["enum"].expect_sources == (("pp-5", 1), ("pp-6", 1))
     assert res[0].how == "heading"
+    gs, _, _ = resolve(case("next", [("tutorial/path-params.md#working-with-python-enumerations", 1)]))
+    assert gs["next"].expect_sources == (("pp-7", 1),)
 
 
 def test_umlaut_anchors_match_with_and_without_folding():

@@ -22,7 +22,8 @@ How a name is matched (field roles as the chunk analysis reads them, `ChunkField
    (``path-params.md`` names ``tutorial/path-params.md``), or by file stem, when exactly one
    document matches; FRAGMENT ``page=N`` is that page; any other FRAGMENT is a section whose
    title or anchor (GitHub/mkdocs slug, with or without umlauts folded) equals it, else a
-   heading line inside a chunk: that chunk and the following chunks of the same section.
+   heading line inside a chunk: that chunk and the following chunks of the same section up to
+   the next chunk that opens with a heading-like line (a few words, no sentence end, no code).
 
 A name that resolves to nothing, or to more than one document, is a problem with its file
 and line and the nearest names the index has: `ragdiag.audit.build_context` raises them with
@@ -346,8 +347,20 @@ def _section_match(title: str, want: set[str]) -> bool:
     return any(_slugs(p) & want for p in parts)
 
 
+_CODE_LIKE = re.compile(r"[(){}\[\]=;<>]|^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def _looks_like_heading(line: str) -> bool:
+    """A chunk's first line that reads as a heading: a few words, no sentence end but '?', no code."""
+    line = line.strip().lstrip("#").strip()
+    words = line.split()
+    return (0 < len(words) <= 12 and not _CODE_LIKE.search(line) and line[-1] not in ".,;:!"
+            and (line[0].isupper() or line[0] in "`\"'“„«"))
+
+
 def _heading_unit(rows: list[dict[str, Any]], want: set[str], view: RecordView, fields: Any) -> list[str]:
-    """A heading inside a chunk's text: that chunk and the rest of its section, in position order."""
+    """A heading inside a chunk's text (a sub-heading the section field does not name): that chunk
+    and the following chunks of its section, up to the next chunk that opens with a heading."""
     if not fields.content:
         return []
     text = view.contents([r["key"] for r in rows], fields.content)
@@ -356,7 +369,8 @@ def _heading_unit(rows: list[dict[str, Any]], want: set[str], view: RecordView, 
         if any(ln and len(ln) <= 120 and _slugs(ln) & want for ln in lines):
             out = [r["key"]]
             for nxt in rows[i + 1:]:
-                if nxt["section"] != r["section"]:
+                first = next((ln for ln in text.get(nxt["key"], "").splitlines() if ln.strip()), "")
+                if nxt["section"] != r["section"] or _looks_like_heading(first):
                     break
                 out.append(nxt["key"])
             return out
