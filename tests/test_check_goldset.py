@@ -206,6 +206,7 @@ def test_every_profile_and_each_hybrid_leg_is_measured_on_the_same_questions(tmp
     assert rows[("keyword", "as configured")]["routed_questions"] == 0
     assert f.metrics["profiles_compared"] == 3
     assert f.metrics["best_profile"] == "keyword"  # first of the ties at 1 / log2(3)
+    assert "nDCG@10 of every profile on the same 1 questions: keyword 0.631, vector 0.500, hybrid 0.631" in f.headline
 
 
 def test_a_policy_whose_routed_profile_is_best_gets_no_best_profile_note(tmp_path):

@@ -268,6 +268,10 @@ class Goldset(Check):
         v.table("per_profile", "t_per_profile", ("profile", "leg", "routed_questions", "queries", *COLUMNS.values()),
                 rows, note="n_per_profile", policy=ctx.policy.name)
         routed_ndcg = v.metrics.get("ndcg@10")
+        configured = [(r[0], r[3], r[4 + METRICS.index("ndcg@10")]) for r in rows if r[1].id.endswith("leg_profile")]
+        if len(configured) > 1:  # what a user compares first, in the headline
+            v.note("per_profile_ndcg", n=max(q for _, q, _ in configured),
+                   profiles=tuple(f"{name} {ndcg:.3f}" for name, _, ndcg in configured if ndcg is not None))
         if best is not None:
             v.metric("best_profile", best[0] if best[1] == "leg_profile" else f"{best[0]}:{best[1][4:]}")
             v.metric("best_profile_ndcg@10", round(best[2], 4))
