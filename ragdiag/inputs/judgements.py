@@ -15,7 +15,9 @@ not a chunk key of the index into the chunk keys it names, with grades:
 How a name is matched (field roles as the chunk analysis reads them, `ChunkFields`, with
 ``[target] fields`` overriding the detection):
 
-1. a source that is a key of the index is that chunk (a key wins over any name);
+1. a source Azure would accept as a document key (letters, digits, ``_ - =``) is read as a chunk
+   key, as before; a name holds a character no key can (``/ . # `` or a space), so telling the
+   two apart needs no request to the index (and ``--plan`` sends none);
 2. the whole name equal to a document field value, or to a string value of the page field
    (``file.pdf#page=2``);
 3. ``DOC`` or ``DOC#FRAGMENT``: DOC is a document field value, equal, or as a path suffix
@@ -70,10 +72,7 @@ class Resolution:
 
 
 class RecordView(Protocol):
-    """The records a resolution reads: which keys exist, the role fields of every record, and the
-    text of some."""
-
-    def existing(self, keys: Sequence[str]) -> set[str]: ...
+    """The records a resolution reads: the role fields of every record, and the text of some."""
 
     def rows(self, fields: Sequence[str]) -> Iterable[Mapping[str, Any]]: ...
 
@@ -87,9 +86,6 @@ class MemoryRecords:
         self.key = key
         self._by_key = {str(r.get(key)): r for r in records if r.get(key) is not None}
 
-    def existing(self, keys: Sequence[str]) -> set[str]:
-        return {k for k in keys if k in self._by_key}
-
     def rows(self, fields: Sequence[str]) -> Iterator[Mapping[str, Any]]:
         for r in self._by_key.values():
             yield {f: r.get(f) for f in (self.key, *fields)}
@@ -99,8 +95,9 @@ class MemoryRecords:
 
 
 class TargetRecords:
-    """Records read from an opened target through its ``documents`` capability: one filtered
-    read per 100 keys, and one stream of the role fields (no text) when a name needs it."""
+    """Records read from an opened target through its ``documents`` capability, only when the
+    goldset holds a name: one stream of the role fields (no text), then the text of the chunks of
+    the named units, 100 keys per filtered read."""
 
     def __init__(self, target: Any, key: str) -> None:
         self.target, self.key = target, key
@@ -112,12 +109,6 @@ class TargetRecords:
             part = list(keys[i:i + 100])
             delim = pick_delimiter(part)
             yield f"search.in({self.key}, {quote(delim.join(part))}, {quote(delim)})"
-
-    def existing(self, keys: Sequence[str]) -> set[str]:
-        found: set[str] = set()
-        for flt in self._where(list(keys)):
-            found.update(str(d.get(self.key)) for d in self.target.iter_documents(select=[self.key], filter=flt))
-        return found
 
     def rows(self, fields: Sequence[str]) -> Iterable[Mapping[str, Any]]:
         return self.target.iter_documents(select=list(dict.fromkeys((self.key, *fields))))
@@ -158,8 +149,9 @@ def _stem(value: str) -> str:
 
 
 def needs_resolution(goldset: Any) -> bool:
-    """Whether any expected or forbidden source of `goldset` could be a name rather than a key."""
-    return any(c.expect_sources or getattr(c, "forbidden_sources", ()) for c in goldset or ())
+    """Whether any expected or forbidden source of `goldset` is a name (not key-shaped)."""
+    return any(not _is_key_shaped(s) for c in goldset or ()
+               for s in (*c.source_keys, *getattr(c, "forbidden_sources", ())))
 
 
 def _is_key_shaped(name: str) -> bool:
@@ -229,8 +221,7 @@ def resolve_goldset(goldset: Any, view: RecordView, fields: Any) -> tuple[Any, l
     from ragdiag.inputs.goldset import Goldset
 
     sources = sorted({s for c in goldset for s in (*c.source_keys, *getattr(c, "forbidden_sources", ()))})
-    shaped = [s for s in sources if _is_key_shaped(s)]
-    keys = view.existing(shaped) if shaped else set()
+    keys = {s for s in sources if _is_key_shaped(s)}  # read as keys: the goldset check reports missing ones
     names: _Names | None = None
     problems: list[Problem] = []
     resolutions: list[Resolution] = []
