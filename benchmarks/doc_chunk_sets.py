@@ -42,7 +42,7 @@ CLASSES = ("clean_block", "clean_sentence", "mid_sentence", "in_code", "in_table
 # extension lines of the sites read for this run: each is a unit of its own (a cut inside it cuts it)
 _MARKER = re.compile(r"\s*(?:///|!!!|\?\?\?\+?|===\+?\s+\"|:::|\{\{[<%]|\{%|\{\*|\{!|--8<--|<!--.*-->\s*$|"
                      r"\[[^\]\n]+\]:\s+\S)")
-_CONTAINER = re.compile(r"(\s*)(?:!!!|\?\?\?\+?|===\+?)\s")  # bodies indented by four spaces
+_CONTAINER = re.compile(r"(\s*)(?:!!!|\?\?\?\+?|===\+?|\[\^[^\]]+\]:)(?:\s|$)")  # bodies indented by four spaces
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 
 

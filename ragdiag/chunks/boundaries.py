@@ -139,7 +139,7 @@ class _Chunk:
     __slots__ = ("seq", "order", "key", "start", "end", "head", "tail", "first_line", "last_line",
                  "starts_table", "table_header", "ends_table", "header_no_body", "heading_only",
                  "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct",
-                 "next_first", "prev_last", "raw")
+                 "next_first", "prev_last", "raw", "marks", "cite")
 
 
 #: words a title does not end on but a cut line does (English and German function words)
