@@ -20,7 +20,8 @@ Splitters (in their own venv, not ragdiag dependencies): LangChain's
 ``RecursiveCharacterTextSplitter`` at 500 and 1,000 characters (default separators, overlap 10 %),
 its Markdown preset (``from_language(Language.MARKDOWN)``, 1,000) and semantic-text-splitter's
 ``MarkdownSplitter`` (1,000); LangChain at 200 characters and a fixed-size character window (500,
-overlap 10 %, whitespace kept) as controls with many true cuts. ragdiag's own chunker is added by `bench_chunk_cuts.py --ragdiag`.
+overlap 10 %, whitespace kept) as controls with many true cuts. ragdiag's own chunker: ``--splitters ragdiag`` run with ragdiag's venv (pysbd and markdown-it-py
+are ragdiag dependencies).
 
     V/bin/python benchmarks/doc_chunk_sets.py --out /tmp/docsets \\
         --docs fastapi-de=/path/fastapi/docs/de/docs --docs material-en=/path/mkdocs-material/docs
@@ -222,6 +223,10 @@ def cut(name: str, text: str) -> list[tuple[int, int, str]]:
 
         size = int(re.sub(r"\D", "", name))
         return [(s, s + len(c), c) for s, c in MarkdownSplitter(size).chunk_indices(text)]
+    if name == "ragdiag":  # ragdiag's own document chunker (ragdiag init --documents), in ragdiag's venv
+        from ragdiag.chunks.chunker import chunk_text
+
+        return [(p.start, p.end, text[p.start:p.end]) for p in chunk_text(text)]
     if name.startswith("fixed"):  # a fixed-size character window, overlap 10 %: the control with many true cuts
         size = int(re.sub(r"\D", "", name))
         step = size - size // 10
@@ -283,6 +288,8 @@ def main() -> None:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--docs", action="append", default=[], metavar="NAME-LANG=FOLDER")
     ap.add_argument("--limit-chars", type=int, default=1_200_000)
+    ap.add_argument("--splitters", default=",".join(SPLITTERS),
+                    help="comma-separated; 'ragdiag' (ragdiag's own chunker) runs in ragdiag's venv")
     args = ap.parse_args()
     for item in args.docs:
         name, _, folder = item.partition("=")
@@ -290,7 +297,7 @@ def main() -> None:
         docs = read_docs(Path(folder), args.limit_chars)
         labellers = {d: Labeller(t, lang) for d, t in docs.items()}
         (args.out / f"{name}.source").mkdir(parents=True, exist_ok=True)
-        for splitter in SPLITTERS:
+        for splitter in args.splitters.split(","):
             pieces = {d: cut(splitter, t) for d, t in docs.items()}
             n = write_set(args.out / f"{name}.{splitter}", docs, pieces, labellers)
             print(f"{name}.{splitter}: {n} chunks from {len(docs)} documents")
