@@ -245,8 +245,9 @@ def in_code(s: str) -> bool:
     """Unfenced code or a diagram at the end of `s`: its last line is code and so is another of the
     last six, or three of the last six are (a Markdown heading is no comment line)."""
     tail = [x for x in s[-600:].split("\n")[-6:] if x.strip() and not _MD_HEADING.match(x.lstrip())]
-    if not tail:
-        return False
+    if not tail or is_markup_line(tail[-1]):
+        return False  # a markup line (a closing shortcode, a fence) ends a block: no code is cut
+    tail = [x for x in tail if not is_markup_line(x)]
     n = sum(_code_line(x) for x in tail)
     return (_code_line(tail[-1]) and n >= 2) or n >= 3
 
