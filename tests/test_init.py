@@ -173,10 +173,12 @@ def test_documents_folder_is_chunked_with_pages_and_sections(tmp_path):
     assert set(by_file) == {"guide.md", "faq/billing.html", "warranty.pdf"}  # .docx is not read
     guide = by_file["guide.md"]
     assert {r["title"] for r in guide} == {"Installation guide"}
-    assert [r["section_title"] for r in guide] == ["", "Requirements", "Steps", "Steps"]
+    assert [r["section_title"] for r in guide] == ["Installation guide", "Requirements", "Steps"]
     assert "- Python 3.11\n- PostgreSQL 16" in guide[1]["content"]  # the list kept whole with its section
     table = [r for r in guide if r["is_table"]]
-    assert len(table) == 1 and "| 1 | download |" in table[0]["content"]
+    assert len(table) == 1 and "| step | command |\n|---|---|\n| 1 | download |\n| 2 | install |" in table[0]["content"]
+    source = (src / "guide.md").read_text()
+    assert all(r["content"] in source and r["page"] is None for r in guide)  # exact slices, no pages
     html = by_file["faq/billing.html"]
     assert html[0]["title"] == "Billing FAQ" and [r["section_title"] for r in html] == ["Invoices", "Refunds"]
     assert "var x" not in json.dumps(html) and "Home" not in html[0]["content"]

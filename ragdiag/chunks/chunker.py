@@ -48,6 +48,8 @@ class Extracted:
     title: str
     text: str
     pages: tuple[tuple[int, int], ...] | None = None
+    #: (offset, title) where an outline section starts (PDF outlines; headings are found in the text)
+    sections: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -174,8 +176,8 @@ def _heading_text(text: str, b: Block) -> str:
 
 @dataclass(frozen=True)
 class Piece:
-    """One chunk: ``text[start:end]``, its section (the nearest heading before it) and whether it is
-    a table."""
+    """One chunk: ``text[start:end]``, its section (the nearest heading before it) and whether it
+    holds a table (always whole)."""
 
     start: int
     end: int
@@ -215,8 +217,7 @@ def chunk_text(text: str, *, target_words: int = TARGET_WORDS, lang: str = "en")
             while start < end and text[start].isspace():
                 start += 1
             sec = next((t for at, t in reversed(section_at) if at <= start), "")
-            pieces.append(Piece(start, end, sec, all(u[3] in ("table", "heading", "opener") for u in cur)
-                                and any(u[3] == "table" for u in cur)))
+            pieces.append(Piece(start, end, sec, any(u[3] == "table" for u in cur)))
             cur.clear()
 
     for u in units:
@@ -299,6 +300,13 @@ def _extract_pdf(path: Path) -> Extracted:
     from pypdf import PdfReader  # ragdiag[local]
 
     reader = PdfReader(str(path))
+    starts: dict[int, str] = {}
+    try:
+        for item in reader.outline:
+            if not isinstance(item, list):  # top-level entries only: nested lists are sub-entries
+                starts.setdefault(reader.get_destination_page_number(item) + 1, str(item.title).strip())
+    except Exception:  # noqa: BLE001 - a broken outline is no reason to lose the text
+        starts = {}
     parts, pages, pos = [], [], 0
     for number, page in enumerate(reader.pages, 1):
         t = (page.extract_text() or "").strip("\n")
@@ -311,4 +319,5 @@ def _extract_pdf(path: Path) -> Extracted:
         pos += len(t)
     meta = reader.metadata
     title = str(meta.title).strip() if meta is not None and meta.title else ""
-    return Extracted(title=title, text="\n\n".join(parts), pages=tuple(pages))
+    return Extracted(title=title, text="\n\n".join(parts), pages=tuple(pages),
+                     sections=tuple((at, starts[p]) for at, p in pages if p in starts))

@@ -56,10 +56,11 @@ def document_records(doc: dict[str, Any], *, target_words: int = CHUNK_WORDS) ->
     sections: dict[str, int] = {}
     per_section: dict[int, int] = {}
     for position, piece in enumerate(chunk_text(ex.text, target_words=target_words, lang=doc["language"])):
-        n = sections.setdefault(piece.section, len(sections) + 1)
+        section = piece.section or next((t for at, t in reversed(ex.sections) if at <= piece.start), "")
+        n = sections.setdefault(section, len(sections) + 1)
         m = per_section[n] = per_section.get(n, 0) + 1
         out.append({"key": f"{doc['doc_id']}-s{n}-c{m}", "doc_id": doc["doc_id"], "parent_id": f"{doc['doc_id']}-s{n}",
-                    "title": doc["title"], "section_title": piece.section or doc["title"],
+                    "title": doc["title"], "section_title": section,
                     "page": page_of(ex.pages, piece.start), "position": position,
                     "content": ex.text[piece.start:piece.end], "is_table": piece.is_table,
                     "language": doc["language"]})
