@@ -20,6 +20,7 @@ meaningful) or the corpus vocabulary (`Vocabulary`) knows the joined word but no
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -215,11 +216,12 @@ class SourceStructure:
         """Whether a cut at offset `p` (its whitespace ignored) falls inside a code block or inside
         an include/markup line."""
         t = self.text
-        a = len(t[:p].rstrip())
-        b = len(t) - len(t[p:].lstrip())
-        import bisect
+        w = t[max(0, p - 200):p]
+        a = p - (len(w) - len(w.rstrip()))
+        w = t[p:p + 200]
+        b = p + (len(w) - len(w.lstrip()))
 
-        i = bisect.bisect_right(self.starts, a) - 1
+        i = bisect_right(self.starts, a) - 1
         if i >= 0 and self.blocks[i][0] < a and b < self.blocks[i][1]:
             return True
         if "\n" in t[a:b]:
@@ -244,12 +246,18 @@ def _splits_code_text(before: str, state: tuple[str, int] | None) -> bool:
 def in_code(s: str) -> bool:
     """Unfenced code or a diagram at the end of `s`: its last line is code and so is another of the
     last six, or three of the last six are (a Markdown heading is no comment line)."""
-    tail = [x for x in s[-600:].split("\n")[-6:] if x.strip() and not _MD_HEADING.match(x.lstrip())]
+    last = s[s.rfind("\n") + 1:].rstrip()
+    if not last or (last[-1] in ".!?" and not _code_line(last)):
+        return False  # prose ends the text (the common case): no code is cut here
+    tail = [x for x in s[-600:].split("\n")[-6:] if x.strip()]
+    if sum(_code_line(x) for x in tail) < 2:
+        return False  # the common case, decided without the markup tests
+    tail = [x for x in tail if not _MD_HEADING.match(x.lstrip())]
     if not tail or is_markup_line(tail[-1]):
         return False  # a markup line (a closing shortcode, a fence) ends a block: no code is cut
     tail = [x for x in tail if not is_markup_line(x)]
     n = sum(_code_line(x) for x in tail)
-    return (_code_line(tail[-1]) and n >= 2) or n >= 3
+    return bool(tail) and ((_code_line(tail[-1]) and n >= 2) or n >= 3)
 
 
 def _moved_stop(head: str) -> bool:
@@ -315,6 +323,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
     # start and end are no cuts
     fence = None       # the code fence open at the end of the previous chunk
     skip = 0           # where the previous chunk's overlap ends in this chunk (its fences counted)
+    if all(sp is not None for sp in spans):
+        return flags   # every edge was judged on the source
     for i in range(n):
         f = flags[i]
         cur = texts[i]

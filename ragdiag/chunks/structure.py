@@ -47,6 +47,7 @@ _TAG = re.compile(r"</?\w[^<>]{0,80}>")
 _FOOTNOTE = re.compile(r"\[\^[^\]]{1,20}\]")
 _ATTR_LIST = re.compile(r"\{:?\s*[#.][^{}]{0,60}\}")
 _CLOSING_MARKS = "*_~`"
+_ADMONITION_WORDS = ("NOTE: ", "TIP: ", "IMPORTANT: ", "WARNING: ", "CAUTION: ")
 
 
 def is_fence(line: str) -> tuple[str, int, bool] | None:
@@ -99,8 +100,11 @@ def is_markup_line(line: str) -> bool:
     if not s:
         return False
     c = s[0]
-    if c.isalnum() and c not in "NTIWC" and not (c.islower() and "::" in s):
-        return False
+    if c.isalnum():
+        # prose, unless an AsciiDoc admonition paragraph or macro line ("NOTE: ...", "include::x[]")
+        if c.isupper():
+            return s.startswith(_ADMONITION_WORDS)
+        return c.islower() and "::" in s and _DIRECTIVE.match(s) is not None
     if _RUN.match(s) or is_fence(s):
         return True
     for a, b in _ENCLOSED:
