@@ -77,14 +77,16 @@ PDF = Path(__file__).parent / "fixtures" / "init" / "warranty.pdf"
 def make_documents(root: Path) -> Path:
     (root / "faq").mkdir(parents=True)
     (root / "guide.md").write_text(
-        "# Installation guide\n\nThis guide explains how the product is installed and who should read it.\n\n"
+        "# Installation guide\n\nThis guide explains how the product is installed and who should read it. It "
+        "lists the requirements first.\n\n"
         "## Requirements\n\nThe server needs 8 GB of memory and a recent Linux kernel.\n\n"
         "- Python 3.11\n- PostgreSQL 16\n\n## Steps\n\n| step | command |\n|---|---|\n| 1 | download |\n"
         "| 2 | install |\n\nRun the installer as root. Then restart the service.\n")
     (root / "faq" / "billing.html").write_text(
         "<html><head><title>Billing FAQ</title><script>var x = 1;</script></head><body><nav>Home</nav>"
         "<h2>Invoices</h2><p>Invoices are sent on the first day of each month and payment is due within 30 "
-        "days.</p><h2>Refunds</h2><p>A refund is paid back to the card that was used for the payment.</p>"
+        "days. An invoice lists every item with its price and the tax.</p><h2>Refunds</h2><p>A refund is "
+        "paid back to the card that was used for the payment. It arrives within five working days.</p>"
         "</body></html>")
     shutil.copy(PDF, root / "warranty.pdf")
     (root / "notes.docx").write_bytes(b"not read")
