@@ -77,14 +77,16 @@ PDF = Path(__file__).parent / "fixtures" / "init" / "warranty.pdf"
 def make_documents(root: Path) -> Path:
     (root / "faq").mkdir(parents=True)
     (root / "guide.md").write_text(
-        "# Installation guide\n\nThis guide explains how the product is installed and who should read it.\n\n"
+        "# Installation guide\n\nThis guide explains how the product is installed and who should read it. It "
+        "lists the requirements first.\n\n"
         "## Requirements\n\nThe server needs 8 GB of memory and a recent Linux kernel.\n\n"
         "- Python 3.11\n- PostgreSQL 16\n\n## Steps\n\n| step | command |\n|---|---|\n| 1 | download |\n"
         "| 2 | install |\n\nRun the installer as root. Then restart the service.\n")
     (root / "faq" / "billing.html").write_text(
         "<html><head><title>Billing FAQ</title><script>var x = 1;</script></head><body><nav>Home</nav>"
         "<h2>Invoices</h2><p>Invoices are sent on the first day of each month and payment is due within 30 "
-        "days.</p><h2>Refunds</h2><p>A refund is paid back to the card that was used for the payment.</p>"
+        "days. An invoice lists every item with its price and the tax.</p><h2>Refunds</h2><p>A refund is "
+        "paid back to the card that was used for the payment. It arrives within five working days.</p>"
         "</body></html>")
     shutil.copy(PDF, root / "warranty.pdf")
     (root / "notes.docx").write_bytes(b"not read")
@@ -173,10 +175,12 @@ def test_documents_folder_is_chunked_with_pages_and_sections(tmp_path):
     assert set(by_file) == {"guide.md", "faq/billing.html", "warranty.pdf"}  # .docx is not read
     guide = by_file["guide.md"]
     assert {r["title"] for r in guide} == {"Installation guide"}
-    assert [r["section_title"] for r in guide] == ["", "Requirements", "Steps", "Steps"]
+    assert [r["section_title"] for r in guide] == ["Installation guide", "Requirements", "Steps"]
     assert "- Python 3.11\n- PostgreSQL 16" in guide[1]["content"]  # the list kept whole with its section
     table = [r for r in guide if r["is_table"]]
-    assert len(table) == 1 and "| 1 | download |" in table[0]["content"]
+    assert len(table) == 1 and "| step | command |\n|---|---|\n| 1 | download |\n| 2 | install |" in table[0]["content"]
+    source = (src / "guide.md").read_text()
+    assert all(r["content"] in source and r["page"] is None for r in guide)  # exact slices, no pages
     html = by_file["faq/billing.html"]
     assert html[0]["title"] == "Billing FAQ" and [r["section_title"] for r in html] == ["Invoices", "Refunds"]
     assert "var x" not in json.dumps(html) and "Home" not in html[0]["content"]
