@@ -635,13 +635,24 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if d["compare"]:
         ct = d["compare"]["test"]
         rows.append(["compare", d["compare"]["policy"], "", f(ct["ndcg@10"]), f(ct["recall@50"])])
+    p = d["p_value"]
+    dec = d.get("decision") or {}
+    best = (dec.get("validation") or {}).get("best_existing")
+    if best:
+        et = dec["test"]["existing"][best]
+        rows.append(["best existing", best, "", f(et["ndcg@10"]), f(et["recall@50"])])
+    tuned = (d.get("alternatives") or {}).get("tuned_hybrid")
+    if tuned:
+        rows.append(["simple hybrid", "tuned vector weight", "", f(tuned["test"]["ndcg@10"]),
+                     f(tuned["test"]["recall@50"])])
+    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
+              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
     _print_table(con, f"ragdiag optimize: {config.name} ({bt['n']} held-out questions)",
                  ["policy", "name", "train nDCG@10", "test nDCG@10", "test recall@50"], rows,
                  right=("train nDCG@10", "test nDCG@10", "test recall@50"))
-    p = d["p_value"]
-    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
-              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
-    con.print(f"policy: {prof}")
+    if result.message:
+        con.print(f"decision: {result.message}", markup=False, highlight=False)
+    con.print(f"policy: {prof}" if prof else "policy: none written (see the decision)")
     con.print(f"result: {res}")
     return 0
 
