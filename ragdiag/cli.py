@@ -671,7 +671,8 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     per_intent = DEFAULT_PER_INTENT if args.per_intent is None else args.per_intent
     if per_intent < 1:
         raise ConfigError(f"--per-intent must be at least 1, got {per_intent}")
-    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log)
+    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log,
+                             agreement=not args.no_agreement)
     path = write_draft(draft, args.out, source=args.config or "")
     summary = draft.summary()
     if args.json:
@@ -685,7 +686,9 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     _print_table(con, f"{summary['cases']} drafted cases in {path} (seed {args.seed})",
                  ["rule", "cases", "overlap mean", "overlap median"], rows, right=["cases", "overlap mean",
                                                                                    "overlap median"])
-    con.print("overlap: share of a question's content words found in its source passage")
+    con.print(f"overlap: share of a question's content words found in its source (title, section, text); "
+              f"cap {summary['overlap_cap']:.2f}: {sum(n for k, n in summary['rejected'].items() if 'overlap cap' in k)} "
+              f"dropped above it, {len(summary['above_cap_flagged'])} kept and flagged (ids, terms)")
     for note in summary["notes"]:
         con.print(f"note: {note}")
     con.print(f"review: ragdiag goldset draft --review {path}; merge: ragdiag goldset merge {path} --into GOLDSET")
@@ -934,6 +937,9 @@ def build_parser() -> argparse.ArgumentParser:
     gd.add_argument("--seed", type=int, default=0, help="seed of every choice (same seed, same draft)")
     gd.add_argument("--review", metavar="FILE", help="print a compact review sheet of a drafted goldset")
     gd.add_argument("--json", action="store_true", help="print the draft's summary (cases, overlap per rule) as JSON")
+    gd.add_argument("--no-agreement", action="store_true",
+                    help="skip the second draft (seed + 1) that measures the draft's own expected agreement "
+                         "(Kendall tau of the policy's profiles ranked by both)")
     gd.set_defaults(func=cmd_goldset_draft)
     gm = gss.add_parser("merge", help="append the accepted cases of a draft (accepted: true, or draft: true "
                         "removed) to a goldset")
