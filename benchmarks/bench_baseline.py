@@ -182,9 +182,15 @@ def run_one(name: str, seed: int) -> dict[str, Any]:
         fused.update(pq)
     _ = final_split
     prop = d["proposed"]["test"]["ndcg@10"]
-    decision = d["proposed"].get("decision", "proposed")
+    dec = d.get("decision") or {}
+    decision = dec.get("outcome", "proposed")
+    # what the optimizer hands over: the proposal, the existing profile it names, or the current policy
+    outcome = dec.get("test", {}).get("outcome", {}).get("ndcg@10", prop)
+    tuned_hybrid = (d.get("alternatives") or {}).get("tuned_hybrid", {}).get("test", {}).get("ndcg@10")
     return {"collection": name, "seed": seed, "questions": len(cases), "folds": folds, "test_n": len(test_ids),
-            "current": d["baseline"]["test"]["ndcg@10"], "proposed": prop,
+            "current": d["baseline"]["test"]["ndcg@10"], "proposed": prop, "outcome": outcome,
+            "outcome_profile": dec.get("profile"), "tuned_hybrid": tuned_hybrid,
+            "message": dec.get("message"),
             "best_existing": existing[best_name], "best_existing_profile": best_name, "existing": existing,
             "tuned_fusion": _mean(fused, test_ids), "fusion_weights": [None if math.isinf(w) else w for w in weights],
             "p_vs_current": d["p_value"], "changes": len(d["changes"]),
@@ -201,12 +207,17 @@ def run_collections(names: list[str], seeds: list[int], label: str) -> list[dict
             print(json.dumps(rows[-1]), flush=True)
     out = ROOT / "benchmarks" / "results" / f"optimize-collections-{label}.json"
     out.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    print("| collection | seed | test n | current | proposed | best existing (profile) | tuned bm25s + vector "
-          "| proposed - best existing | decision | changes |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| collection | seed | test n | current | proposed | handed over (decision) | best existing (profile) "
+          "| simple tuned hybrid (ragdiag) | tuned bm25s + vector | handed over - best existing | changes |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def f(v):
+        return "-" if v is None else f"{v:.3f}"
+
     for r in rows:
-        gap = None if r["proposed"] is None or r["best_existing"] is None else r["proposed"] - r["best_existing"]
-        print(f"| {r['collection']} | {r['seed']} | {r['test_n']} | {r['current']:.3f} | {r['proposed']:.3f} | "
-              f"{r['best_existing']:.3f} ({r['best_existing_profile']}) | {r['tuned_fusion']:.3f} | "
-              f"{gap:+.3f} | {r['decision']} | {r['changes']} |")
+        gap = None if r["outcome"] is None or r["best_existing"] is None else r["outcome"] - r["best_existing"]
+        print(f"| {r['collection']} | {r['seed']} | {r['test_n']} | {f(r['current'])} | {f(r['proposed'])} | "
+              f"{f(r['outcome'])} ({r['decision']}{' ' + r['outcome_profile'] if r['outcome_profile'] else ''}) | "
+              f"{f(r['best_existing'])} ({r['best_existing_profile']}) | {f(r['tuned_hybrid'])} | "
+              f"{f(r['tuned_fusion'])} | {'-' if gap is None else format(gap, '+.3f')} | {r['changes']} |")
     return rows

@@ -541,6 +541,18 @@ def test_an_existing_keyword_profile_is_a_candidate_of_the_route(keyword_world):
     assert "use the existing profile 'keyword'" in result.message and 'fact = "keyword"' in result.message
 
 
+def test_with_folds_the_decision_rests_on_out_of_fold_figures(keyword_world):
+    policy = KW_POLICY + f'[profiles.keyword]\nfilter = "{SECURITY}"\n'
+    result = optimize_policy(kw_ctx(keyword_world, policy), seed=0, folds=4)
+    d = result.data["decision"]
+    assert d["validation"]["basis"] == "out-of-fold (every question)" and d["validation"]["n"] == TOPICS
+    # keyword only is the optimum and an existing profile: the proposal cannot beat it, it is named
+    assert d["validation"]["existing"]["keyword"] >= d["validation"]["proposed"] - 1e-9
+    assert result.outcome == "existing_profile" and d["profile"] == "keyword"
+    assert d["test"]["outcome"]["ndcg@10"] == pytest.approx(d["test"]["existing"]["keyword"]["ndcg@10"])
+    assert "out-of-fold nDCG@10 (20 questions)" in result.message
+
+
 def test_an_existing_profile_with_another_security_clause_is_not_offered(keyword_world):
     policy = KW_POLICY + "[profiles.open]\nsecurity_trimming = false\n"
     ctx = kw_ctx(keyword_world, policy)

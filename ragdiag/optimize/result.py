@@ -71,6 +71,7 @@ class OptimizeResult:
                 f"# Held-out nDCG@10 ({bt['n']} test questions, {d['proposed']['split']['test_is']}): "
                 f"{_fmt(bt['ndcg@10'])} -> {_fmt(pt['ndcg@10'])} (Holm-adjusted p = {'-' if d['p_value'] is None else format(d['p_value'], '.2g')}).",
                 "# The security clause (security_field, security_trimming, filter overrides) is unchanged.",
+                f"# Decision: {self.message}" if self.message else "#",
                 ""]
         by_profile: dict[str, list[dict[str, Any]]] = {}
         for c in d["changes"]:
@@ -85,7 +86,9 @@ class OptimizeResult:
                     out.append(f"# changed by the optimizer ({len(steps)} step(s), each raised train nDCG@10):")
                     for c in steps:
                         before, after = c["train_ndcg@10"]
-                        out.append(f"#   {c['knob']}: {c['from']} -> {c['to']} "
+                        what = (f" (the route now searches as the existing profile '{c['to']}' does)"
+                                if c["knob"] == "profile" else "")
+                        out.append(f"#   {c['knob']}: {c['from']} -> {c['to']}{what} "
                                    f"(train nDCG@10 {_fmt(before)} -> {_fmt(after)})")
                 else:
                     out.append("")

@@ -149,7 +149,8 @@ def decision_message(decision: Mapping[str, Any], policy: Policy) -> str:
     """One sentence with the figures: what to do with the result."""
     val = decision["validation"]
     ex = val.get("existing", {})
-    figures = (f"validation nDCG@10 ({val['n']} questions): current {_f(val['current'])}, proposed "
+    basis = "validation" if val.get("basis", "validation split") == "validation split" else "out-of-fold"
+    figures = (f"{basis} nDCG@10 ({val['n']} questions): current {_f(val['current'])}, proposed "
                f"{_f(val['proposed'])}" + (f", best existing profile '{val['best_existing']}' "
                                            f"{_f(ex.get(val['best_existing']))}" if val.get("best_existing") else ""))
     vetoed = decision.get("vetoed")
@@ -328,31 +329,31 @@ class _Optimizer:
         return proposed, changes, tried
 
     # ---- never propose worse ---------------------------------------------------------------
-    def decide(self, val_ids: Sequence[str], proposed: Mapping[str, Profile],
-               veto: Callable[[Mapping[str, Profile], str | None], dict[str, Any] | None]) -> tuple[str, str | None,
-                                                                                              dict[str, Any]]:
+    def decide(self, ids: Sequence[str], prop_ev: Evaluation, ev_of: Callable[[Mapping[str, Profile]], Evaluation],
+               veto: Callable[[Mapping[str, Profile], str | None], dict[str, Any] | None], basis: str,
+               proposed: Mapping[str, Profile]) -> tuple[str, str | None, dict[str, Any]]:
         """(outcome, existing profile or None, figures): the proposal when it beats the current
-        policy and the best existing profile on `val_ids` and `veto` finds it not significantly
-        worse on test; else the best existing profile on the same terms against the current
-        policy; else keep. `veto(profiles, best_existing)` returns the failed comparison or None."""
+        policy and the best existing profile on `ids` (`prop_ev` its figure there, `ev_of` the
+        others') and `veto` finds it not significantly worse on test; else the best existing
+        profile on the same terms against the current policy; else keep."""
         base = self.policy.profiles
-        nd = lambda profiles: _num(self.evaluate(profiles, val_ids, "select").aggregate.get(NDCG_10))  # noqa: E731
-        v_cur, v_prop = nd(base), nd(proposed)
+        nd = lambda ev: _num(ev.aggregate.get(NDCG_10))  # noqa: E731
+        v_cur, v_prop = nd(ev_of(base)), nd(prop_ev)
         existing = self.existing_policies()
-        v_ex = {q: nd(m) for q, m in existing.items()}
+        v_ex = {q: nd(ev_of(m)) for q, m in existing.items()}
         order = sorted(v_ex, key=lambda q: (-(v_ex[q] or 0.0), dict(existing[q]) != dict(base), q))
         best = order[0] if order else None
         v_best = v_ex[best] if best else None
-        fig: dict[str, Any] = {"validation": {"n": len(val_ids), "current": v_cur, "proposed": v_prop,
+        fig: dict[str, Any] = {"validation": {"n": len(ids), "basis": basis, "current": v_cur, "proposed": v_prop,
                                               "existing": v_ex, "best_existing": best}}
-        if val_ids and _gt(v_prop, v_cur) and (v_best is None or _gt(v_prop, v_best)):
+        if ids and _gt(v_prop, v_cur) and (v_best is None or _gt(v_prop, v_best)):
             failed = veto(proposed, best)
             if failed is None:
                 return PROPOSED, None, fig
             fig["vetoed"] = failed
-        elif val_ids:
+        elif ids:
             fig["not_better"] = ("the current policy" if not _gt(v_prop, v_cur) else f"existing profile '{best}'")
-        if best is not None and val_ids and _gt(v_best, v_cur) and dict(existing[best]) != dict(base):
+        if best is not None and ids and _gt(v_best, v_cur) and dict(existing[best]) != dict(base):
             failed = veto(existing[best], None)
             if failed is None:
                 return EXISTING, best, fig
@@ -402,33 +403,30 @@ class _Optimizer:
         sent0 = runner.stats.sent
         base = dict(self.policy.profiles)
         tried = 0
-        fold_decisions: list[dict[str, Any]] = []
         if self.folds == 1:
             split = self.splits[0]
             proposed, changes, tried = self.search(split, guard, "")
             train_ids, test_ids = split.train, split.test
             self.testing = True
             prop_test = self.evaluate(proposed, test_ids, "test")
-            outcome, ex_name, fig = self.decide(split.validation, proposed, self.test_veto(test_ids))
+            val = split.validation
+            outcome, ex_name, fig = self.decide(
+                val, self.evaluate(proposed, val, "select"), lambda m: self.evaluate(m, val, "select"),
+                self.test_veto(test_ids), "validation split", proposed)
             outcome_test = self.evaluate(self.chosen(outcome, ex_name, proposed), test_ids, "test")
             tuned_profiles, tuned_test, tuned_weights = self.tuned_hybrid(split.train + split.validation, test_ids)
             fold_changes: list[list[dict[str, Any]]] = []
         else:
-            test_evs, out_evs, tuned_evs, fold_changes = [], [], [], []
+            test_evs, tuned_evs, fold_changes = [], [], []
             tuned_weights = {}
             for k, split in enumerate(self.splits, 1):
                 prop_k, ch_k, n = self.search(split, guard, f" fold {k}/{self.folds}")
                 tried += n
                 fold_changes.append(ch_k)
-                o_k, ex_k, fig_k = self.decide(split.validation, prop_k, self.test_veto(split.test))
-                fold_decisions.append({"fold": k, "outcome": o_k, "profile": ex_k,
-                                       "validation": fig_k["validation"]})
                 test_evs.append(self.evaluate(prop_k, split.test, "test"))  # paid from the reserve
-                out_evs.append(self.evaluate(self.chosen(o_k, ex_k, prop_k), split.test, "test"))
                 _tp, t_ev, tuned_weights = self.tuned_hybrid(split.train + split.validation, split.test)
                 tuned_evs.append(t_ev)
             prop_test = merge(test_evs)
-            outcome_test = merge(out_evs)
             tuned_test = merge(tuned_evs)
             final = final_split(self.cases, self.route_of, seed=self.seed)
             proposed, changes, n = self.search(final, guard, " (all questions)")
@@ -436,18 +434,24 @@ class _Optimizer:
             train_ids = final.train
             test_ids = tuple(i for s in self.splits for i in s.test)
             self.testing = True
-            oof_base = self.evaluate(base, test_ids, "test")
+
+            # with k folds a fold's validation part is a handful of questions: the decision uses the
+            # out-of-fold figures instead (every question scored by a proposal searched without it;
+            # the current policy and the existing profiles are not searched, so their figures on all
+            # questions are held out as they are), and the same figures veto
+            def ev_of(profiles: Mapping[str, Profile]) -> Evaluation:
+                return self.evaluate(profiles, test_ids, "test")
 
             def oof_veto(profiles: Mapping[str, Profile], best: str | None) -> dict[str, Any] | None:
-                # the written policy has no test part of its own: the procedure's out-of-fold figures veto
-                cand = prop_test if profiles is proposed else self.evaluate(profiles, test_ids, "test")
-                against = {"current policy": oof_base}
+                cand = prop_test if profiles is proposed else ev_of(profiles)
+                against = {"current policy": ev_of(base)}
                 if best is not None:
-                    against[f"existing profile '{best}'"] = self.evaluate(self.existing_policies()[best],
-                                                                          test_ids, "test")
+                    against[f"existing profile '{best}'"] = ev_of(self.existing_policies()[best])
                 return _significantly_worse(cand, against)
 
-            outcome, ex_name, fig = self.decide(final.validation, proposed, oof_veto)
+            outcome, ex_name, fig = self.decide(test_ids, prop_test, ev_of, oof_veto,
+                                                "out-of-fold (every question)", proposed)
+            outcome_test = prop_test if outcome == PROPOSED else ev_of(self.chosen(outcome, ex_name, proposed))
         base_test = self.evaluate(base, test_ids, "test")
         existing_test = {q: metrics_dict(self.evaluate(m, test_ids, "test"))
                          for q, m in self.existing_policies().items()}
@@ -458,8 +462,7 @@ class _Optimizer:
                              **({"proposed_vs_best_existing": paired(
                                  self.evaluate(self.existing_policies()[best_ex], test_ids, "test"), prop_test)}
                                 if best_ex else {})},
-                    "message": "",
-                    **({"folds": fold_decisions} if fold_decisions else {})}
+                    "message": ""}
         decision["message"] = decision_message(decision, self.policy)
         data: dict[str, Any] = {
             "baseline": {"policy": self.policy.name, "train": metrics_dict(self.evaluate(base, train_ids, "search")),
