@@ -503,3 +503,22 @@ def test_the_draft_reports_its_own_expected_agreement():
     same = expected_agreement(_RotatingTarget(), policy, [draft("x", 0), draft("x", 1)])
     assert same["tau"] == 1.0 and same["trusted"] is True and TRUST_TAU == 0.8
     assert "necessary, not proof" in same["verdict"]
+
+
+def test_question_types_that_rank_the_profiles_oppositely_make_a_draft_untrusted():
+    from ragdiag.drafting.agreement import FAMILY_TAU, MIN_FAMILY_CASES, expected_agreement
+    from ragdiag.drafting.case import DraftCase
+    from ragdiag.drafting.draft import Draft
+
+    n = MIN_FAMILY_CASES
+    cases = ([DraftCase(f"f{i}", "Which one?", "fact", "fact", "en", sources=[("x", 1)]) for i in range(n)]
+             + [DraftCase(f"o{i}", "What about it?", "overview", "overview", "en", sources=[("z", 1)])
+                for i in range(n)])
+    d0, d1 = Draft(list(cases), 0, n), Draft(list(cases), 1, n)
+    a = expected_agreement(_RotatingTarget(), _policy_with_tops(), [d0, d1])
+    # the seeds agree (the same cases), but facts (x) and overviews (z) rank p10 / p30 oppositely:
+    # tau (1 - 2) / 3 as above
+    assert a["tau"] == 1.0
+    assert a["families"]["tau"]["fact vs overview"] == pytest.approx(-1 / 3, abs=1e-3)
+    assert a["families"]["tau"]["fact vs overview"] < FAMILY_TAU
+    assert a["trusted"] is False and "question types rank the profiles in opposite ways" in a["verdict"]

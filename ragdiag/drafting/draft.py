@@ -88,12 +88,13 @@ def _least_privileged(p: Passage, identities: Mapping[str, tuple[str, ...]]) -> 
 def draft_from_corpus(corpus: Corpus, target: Any, *, per_intent: int = DEFAULT_PER_INTENT, seed: int = 0,
                       identities: Mapping[str, Sequence[str]] | None = None,
                       rules: Sequence[str] | None = None,
-                      log: Callable[[str], None] | None = None) -> Draft:
-    """Draft cases from an already loaded corpus (the target answers the searches)."""
+                      log: Callable[[str], None] | None = None, overlap_cap: float = OVERLAP_CAP) -> Draft:
+    """Draft cases from an already loaded corpus (the target answers the searches); a case whose
+    question keeps more than `overlap_cap` of its words from its source is dropped."""
     idents = {k: tuple(v) for k, v in (identities or {}).items()}
     ctx = RuleContext(corpus, seed=seed, identities=idents)
     finder = SourceFinder(target, corpus)
-    draft = Draft([], seed, per_intent)
+    draft = Draft([], seed, per_intent, overlap_cap=overlap_cap)
     seen_questions: set[str] = set()
     seen_facts: set[tuple[str, str]] = set()  # (document, answer): one question per fact
     wanted = {name: per_intent for name in RULES}
