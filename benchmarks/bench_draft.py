@@ -211,17 +211,26 @@ def spot_check_sample(n_sample: int, n_vaswani: int, seed: int = 0) -> list[dict
 
 
 def collection(name: str, seeds: list[int], per_intent: int) -> dict:
+    import dataclasses
+
     from bench_baseline import context, work_dir
 
     from ragdiag.drafting import draft_goldset, write_draft
+    from ragdiag.drafting.agreement import expected_agreement
     from ragdiag.inputs.goldset import load_goldset
 
     ctx = context(name)
     profiles = basic_profiles(["title", "content"], "group_ids", with_semantic_variants=True)
-    drafted, summaries = {}, {}
+    # the six profiles as one policy: what `ragdiag goldset draft` ranks for its expected agreement
+    slug = {n: n.replace(" + ", "_").replace(" ", "_") for n in profiles}
+    six = dataclasses.replace(ctx.policy, default_route=None, routes={},
+                              profiles={slug[n]: dataclasses.replace(p.profiles["main"], name=slug[n])
+                                        for n, p in profiles.items()})
+    drafted, summaries, objs = {}, {}, {}
     for seed in seeds:
         t = time.perf_counter()
         d = draft_goldset(ctx.target, per_intent=per_intent, seed=seed, identities={}, security_field=None)
+        objs[seed] = d
         wall = time.perf_counter() - t
         path = write_draft(d, work_dir() / name / f"draft-seed{seed}.yaml", source=name)
         drafted[f"draft seed {seed}"] = load_goldset(path)
@@ -232,6 +241,9 @@ def collection(name: str, seeds: list[int], per_intent: int) -> dict:
                                                  [out["profiles"][n][b]["ndcg@10"] for n in profiles])
                              for i, a in enumerate(labels) for b in labels[i + 1:]}
     out["drafts"] = summaries
+    # the draft's own expected agreement, as the command reports it: seed s against seed s + 1
+    out["expected_agreement"] = {f"seed {a} with {b}": expected_agreement(ctx.target, six, [objs[a], objs[b]])
+                                 for a, b in zip(seeds, seeds[1:], strict=False)}
     return out
 
 
@@ -249,6 +261,9 @@ def main_collections(names: list[str], seeds: list[int], per_intent: int, label:
                   f"recall@50 {v['recall@50']['tau']}")
         for lab, v in r["seed_agreement"].items():
             print(f"  {lab}: tau {v['tau']}")
+        for lab, v in r["expected_agreement"].items():
+            print(f"  expected agreement {lab}: tau {v['tau']}, families {v['families']['tau']}, "
+                  f"trusted {v['trusted']}: {v['verdict']}")
         for lab, sm in r["drafts"].items():
             print(f"  {lab}: {sm['cases']} cases, overlap {sm['overlap']}, notes {sm['notes'][:3]}")
     out = RESULTS / f"draft-collections-{label}.json"

@@ -71,6 +71,8 @@ def run(seed: int, folds: int) -> dict:
             "p_vs_tuned": d["compare"]["p_value"],
             "proposed_minus_tuned": d["compare"]["proposed_vs_compare"]["ndcg@10"]["delta"],
             "changes": len(d["changes"]), "candidates": d["proposed"]["candidates"],
+            "decision": d.get("decision", {}).get("outcome"),
+            "tuned_hybrid": d.get("alternatives", {}).get("tuned_hybrid", {}).get("test", {}).get("ndcg@10"),
             "requests": d["requests"], "wall_s": wall, "one_policy_run_s": ref,
             "wall_ratio": wall / ref if ref else None,
             "load_1min": os.getloadavg()[0]}
