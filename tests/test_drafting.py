@@ -283,9 +283,18 @@ def test_drafting_on_the_sample_index_covers_every_rule_and_both_languages(sampl
     assert all(k in keys for c in d.cases for k, _ in c.sources)
     gs = load_goldset(write_draft(d, tmp_path / "sample-draft.yaml"))
     assert len(gs) == len(d.cases) and len(gs.refusals()) == 3
-    d_de = draft_goldset(sample_target, per_intent=12, seed=1, identities=config.identities,
-                         rules=["table", "comparison"])
+    from ragdiag.drafting.corpus import load_corpus
+
+    corpus = load_corpus(sample_target)
+    # the German table and comparison questions name a row, a column or a clause as the source
+    # words them (the German synonym table is short): drafted without the cap, dropped under it
+    d_de = draft_from_corpus(corpus, sample_target, per_intent=12, seed=1, identities=config.identities,
+                             rules=["table", "comparison"], overlap_cap=1.01)
     assert "de" in {c.language for c in d_de.cases}
+    capped = draft_from_corpus(corpus, sample_target, per_intent=12, seed=1, identities=config.identities,
+                               rules=["table", "comparison"])
+    assert all(c.capped_overlap is None or c.capped_overlap <= OVERLAP_CAP for c in capped.cases)
+    assert any("over the overlap cap" in k for k in capped.rejected)
 
 
 TITLELESS = [

@@ -615,3 +615,32 @@ def test_guard_allows_removing_a_leg_but_not_touching_the_clause():
                 base.replace(filter=f"{SECURITY} and group_ids/any(g: g eq 'extra')")):
         with pytest.raises(SecurityClauseError):
             guard_security(base, bad, secure=secure)
+
+
+def test_a_pair_of_changes_that_only_helps_together_is_found(world):
+    """Only each topic's low-confidence document (d3) is relevant and the vector query has k = 4:
+    the vector field must move to vec2 AND the confidence clause must go. Either change alone
+    finds nothing (nDCG@10 and recall@50 stay 0: on vec the 4 neighbours are another topic's,
+    on vec2 the clause hides d3), so coordinate descent stops; the pair round combines the near
+    misses and finds it."""
+    from ragdiag.optimize.search import BudgetGuard, descend
+    from ragdiag.optimize.space import security_fields
+
+    gs = goldset(lambda t: ((f"t{t:02d}d3", 1),))
+    ctx = make_ctx(world, gs)
+    ev = Evaluator(ctx, ctx.policy)
+    cases = list(gs)
+    fact = ctx.policy.profiles["fact"]
+    base = fact.replace(vector_queries=(dataclasses.replace(fact.vector_queries[0], k=4),))
+    ctx.policy = ctx.policy.with_profile(base)
+    kw = dict(schema=world.schema(), security_field="group_ids", role_of=lambda c: "quality",
+              guard=BudgetGuard(ctx.runner, None, lambda: 0), existing=ctx.policy.profiles)
+    alone, _ = descend(ev, base, cases[:14], cases[14:], pairs=False, **kw)
+    assert len(alone) == 1  # no single change raised train nDCG@10
+    steps, _ = descend(ev, base, cases[:14], cases[14:], **kw)
+    assert len(steps) >= 2 and " + " in steps[1].knob, [s.knob for s in steps]
+    assert steps[1].train["ndcg@10"] > 0 and steps[-1].validation["ndcg@10"] > 0
+    found = steps[1].profile
+    assert "confidence_score ge 0.85" not in (found.filter or "")
+    assert any("vec2" in vq.fields for vq in found.vector_queries)
+    assert guard_security(base, found, secure=security_fields(world.schema(), "group_ids")) is None
