@@ -2,9 +2,9 @@
 draft benchmarks (bench_optimize.py --collections, bench_draft.py --collections).
 
 - cisi: the CISI collection (1,460 library-science abstracts with titles and authors, 112
-  queries of which 76 are judged; binary qrels, 41 relevant per judged query on average).
-- cacm: the CACM collection (3,204 Communications of the ACM titles, most with an abstract;
-  64 queries of which 52 are judged).
+  queries; this copy of the qrels judges 50 of them, 2,492 binary judgements, 50 per query on average).
+- cacm: the CACM collection (3,204 Communications of the ACM records, 3,203 with text: titles,
+  most with an abstract; 64 queries of which 52 are judged, 796 judgements).
 - xquad-de: the German part of XQuAD (240 Wikipedia paragraphs of 48 articles, 1,190
   questions; each question's paragraph is its one relevant passage).
 

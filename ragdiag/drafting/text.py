@@ -42,6 +42,8 @@ research find record set named person connection differ different confirm really
 versus defined
 vergleiche unterscheiden angegeben genannt festgelegt wirklich gilt steht versteht heißt definiert
 stimmt richtig laut gemäss gemäß steht kurz überblick ueberblick
+about applies explain know known mean means overview summarise summarize value
+worum geht gib bekannt wissen nennt zusammenhang welche welcher welches wert bedeutet mir man
 """.split())
 
 

@@ -55,6 +55,8 @@ january february march april may june july august september october november dec
 monday tuesday wednesday thursday friday saturday sunday
 januar februar märz mai juni juli oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag
 """.split())
+_CLOCK_AFTER = re.compile(r"\s*(?:min\b|minutes?\b|minuten\b|sek\b|sekunden\b|seconds?\b|sec\b|h\b(?!\s*uhr))",
+                          re.I)
 _CODE_CONTEXT = re.compile(r"(?:\blines?|\bzeilen?|\bL|\bline\s+no\.?)\s*$", re.I)
 
 
@@ -63,8 +65,8 @@ def _valid(kind: str, sentence: str, start: int, text: str) -> bool:
     or month), a time is not a line range of code."""
     if kind == "person":
         return not any(w.lower() in NOT_NAMES for w in text.split())
-    if kind == "time":
-        return not _CODE_CONTEXT.search(sentence[:start])
+    if kind == "time":  # nor a clock or a duration ("4:51 minutes left", "3:20 min")
+        return not _CODE_CONTEXT.search(sentence[:start]) and not _CLOCK_AFTER.match(sentence[start + len(text):])
     return True
 
 
