@@ -690,7 +690,7 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
               f"cap {summary['overlap_cap']:.2f}: {sum(n for k, n in summary['rejected'].items() if 'overlap cap' in k)} "
               f"dropped above it, {len(summary['above_cap_flagged'])} kept and flagged (ids, terms)")
     for note in summary["notes"]:
-        con.print(f"note: {note}")
+        con.print(f"note: {note}", markup=False, highlight=False)  # notes name [identities]: not markup
     con.print(f"review: ragdiag goldset draft --review {path}; merge: ragdiag goldset merge {path} --into GOLDSET")
     return 0
 
