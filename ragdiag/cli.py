@@ -732,13 +732,24 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if d["compare"]:
         ct = d["compare"]["test"]
         rows.append(["compare", d["compare"]["policy"], "", f(ct["ndcg@10"]), f(ct["recall@50"])])
+    p = d["p_value"]
+    dec = d.get("decision") or {}
+    best = (dec.get("validation") or {}).get("best_existing")
+    if best:
+        et = dec["test"]["existing"][best]
+        rows.append(["best existing", best, "", f(et["ndcg@10"]), f(et["recall@50"])])
+    tuned = (d.get("alternatives") or {}).get("tuned_hybrid")
+    if tuned:
+        rows.append(["simple hybrid", "tuned vector weight", "", f(tuned["test"]["ndcg@10"]),
+                     f(tuned["test"]["recall@50"])])
+    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
+              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
     _print_table(con, f"ragdiag optimize: {config.name} ({bt['n']} held-out questions)",
                  ["policy", "name", "train nDCG@10", "test nDCG@10", "test recall@50"], rows,
                  right=("train nDCG@10", "test nDCG@10", "test recall@50"))
-    p = d["p_value"]
-    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
-              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
-    con.print(f"policy: {prof}")
+    if result.message:
+        con.print(f"decision: {result.message}", markup=False, highlight=False)
+    con.print(f"policy: {prof}" if prof else "policy: none written (see the decision)")
     con.print(f"result: {res}")
     return 0
 
@@ -760,7 +771,8 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     from ragdiag.outputs import check_output
 
     check_output(args.out, "drafted goldset")
-    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log)
+    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log,
+                             agreement=not args.no_agreement)
     path = write_draft(draft, args.out, source=args.config or "")
     summary = draft.summary()
     if args.json:
@@ -774,9 +786,11 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     _print_table(con, f"{summary['cases']} drafted cases in {path} (seed {args.seed})",
                  ["rule", "cases", "overlap mean", "overlap median"], rows, right=["cases", "overlap mean",
                                                                                    "overlap median"])
-    con.print("overlap: share of a question's content words found in its source passage")
+    con.print(f"overlap: share of a question's content words found in its source (title, section, text); "
+              f"cap {summary['overlap_cap']:.2f}: {sum(n for k, n in summary['rejected'].items() if 'overlap cap' in k)} "
+              f"dropped above it, {len(summary['above_cap_flagged'])} kept and flagged (ids, terms)")
     for note in summary["notes"]:
-        con.print(f"note: {note}")
+        con.print(f"note: {note}", markup=False, highlight=False)  # notes name [identities]: not markup
     con.print(f"review: ragdiag goldset draft --review {path}; merge: ragdiag goldset merge {path} --into GOLDSET")
     return 0
 
@@ -1031,6 +1045,9 @@ def build_parser() -> argparse.ArgumentParser:
     gd.add_argument("--seed", type=int, default=0, help="seed of every choice (same seed, same draft)")
     gd.add_argument("--review", metavar="FILE", help="print a compact review sheet of a drafted goldset")
     gd.add_argument("--json", action="store_true", help="print the draft's summary (cases, overlap per rule) as JSON")
+    gd.add_argument("--no-agreement", action="store_true",
+                    help="skip the second draft (seed + 1) that measures the draft's own expected agreement "
+                         "(Kendall tau of the policy's profiles ranked by both)")
     gd.set_defaults(func=cmd_goldset_draft)
     gm = gss.add_parser("merge", help="append the accepted cases of a draft (accepted: true, or draft: true "
                         "removed) to a goldset")

@@ -44,6 +44,9 @@ def write_draft(draft: Draft, path: str | os.PathLike[str], *, source: str = "")
     ]
     head += [f"#   {rule}: mean {v['mean']:.2f}, median {v['median']:.2f} over {v['cases']} cases"
              for rule, v in overlap.items()]
+    head.append(f"# Cases whose question copies its source above {draft.overlap_cap:.2f} were dropped "
+                f"({sum(n for k, n in draft.rejected.items() if 'overlap cap' in k)}); kept above it "
+                f"(ids and terms are what they ask about): {', '.join(draft.flagged) or 'none'}.")
     head += [f"# note: {n}" for n in draft.notes]
     text = "\n".join(head) + "\n" + _yaml_cases([c.to_goldset() for c in draft.cases])
     out.parent.mkdir(parents=True, exist_ok=True)
