@@ -127,8 +127,8 @@ def test_without_any_sentence_whose_evidence_holds_the_headline_is_printed():
     assert sentence(f) == "computed headline"
 
 
-# ---- the front page's priorities: "unmeasured" only where nothing was measured ------------------------
-def test_a_priority_with_an_insignificant_effect_shows_it_instead_of_unmeasured():
+# ---- the front page: a measured but insignificant effect is no priority, and says so ------------------
+def test_an_insignificant_effect_is_no_priority_but_is_shown_as_measured():
     from ragdiag.model.findings import AuditResult, Effect
     from ragdiag.report.render import render_title
 
@@ -136,5 +136,11 @@ def test_a_priority_with_an_insignificant_effect_shows_it_instead_of_unmeasured(
     with_effect = Finding("prerank_filters", "warn", "a filter before ranking", effects=(weak,))
     without = Finding("route_counts", "warn", "a route without traffic")
     html = render_title(AuditResult(findings=(with_effect, without), meta={}), "en", specs=SPECS)
-    assert html.count("no retrieval metric was measured for this change") == 1  # only route_counts'
-    assert "0.400 → 0.420" in html
+    assert "switch it" not in html  # not a priority: p = 0.4
+    assert "Nothing needs fixing" not in html  # two checks warned: never "nothing"
+    assert "measured, not significant: nDCG@10 +0.020" in html
+    assert html.count("not significant") == 1  # route_counts measured nothing: no effect claimed
+    strong = Effect("ndcg@10", 0.40, 0.52, p=0.001, n=40, action="switch it", scope="40 questions")
+    html = render_title(AuditResult(findings=(Finding("prerank_filters", "warn", "x", effects=(strong,)),),
+                                    meta={}), "en", specs=SPECS)
+    assert "switch it" in html and "0.400 → 0.520" in html

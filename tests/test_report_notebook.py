@@ -269,9 +269,9 @@ def test_no_near_empty_pages(english):
     wide = next((i for i, page in enumerate(text_pages, 1) if page.lstrip().startswith("G. Wide tables")), 0)
     short = [i for i, n in enumerate(words, 1) if n < 80]
     assert all(i in (appendix - 1, wide - 1, len(words)) for i in short), (short, words)
-    # 60 of 62: the goldset check's per-profile table (every profile and each hybrid leg, issue 26)
-    # and its paired-questions table take about one page of the appendix
-    assert len(words) < 62
+    # a bound, not a goal: the goldset check's per-profile tables (issue 26) and the ablation and
+    # funnel evidence (issue 24) brought the sample to 66 pages; the report issue halves the body
+    assert len(words) < 68
 
 
 def test_html_hides_code(english):

@@ -172,9 +172,10 @@ def skipped_for_missing(check_id: str, missing: Sequence[str], lang: str = "en",
     reasons = [Message(f"common.input_missing_{n}") if f"common.input_missing_{n}" in cat
                else Message("common.input_missing", {"input": n})
                for need in missing for n in _alternatives(need)[:1]]
+    names = list(dict.fromkeys(n for need in missing for n in _alternatives(need)))  # each input once
     supply = [Message(f"common.supply_{n}") if f"common.supply_{n}" in cat
               else Message("common.supply_input", {"input": n})
-              for need in missing for n in _alternatives(need)]
+              for n in names]
     reason = Message("common.skipped_missing", {"reasons": tuple(reasons)})
     recs = (Message("common.to_run_supply", {"what": tuple(supply)}),)
     return Finding(check_id=check_id, status="skipped",

@@ -156,6 +156,13 @@ def _effect_line(e: Any, lang: str) -> str:
               delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
 
 
+def _not_significant(finding: Any, lang: str) -> str:
+    """" (measured, not significant: nDCG@10 +0.020, p = 0.4)" for a finding whose fix was
+    measured without a significant gain; "" when nothing was measured."""
+    e = best_effect(finding) or next(iter(getattr(finding, "effects", ())), None)
+    return f" ({_t('not_significant', lang, effect=_effect_short(e, lang))})" if e is not None else ""
+
+
 def _effect_short(e: Any, lang: str) -> str:
     return _t("effect_short", lang, metric=metric_label(e.metric, lang),
               delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
@@ -219,8 +226,9 @@ def render_title(result: Any, lang: str = "en", *, client: str = "", system: str
                  f'{_e(verdict(result, lang))}</div>')
     prios = priorities(result, specs, lang)
     parts.append(f'<h2 class="rd-prio-head">{_e(_t("priorities", lang))}</h2>')
-    if not prios:
-        parts.append(f"<p>{_e(_t('priorities_none', lang))}</p>")
+    rest = unmeasured_findings(result)
+    if not prios:  # "nothing needs fixing" only where nothing failed or warned
+        parts.append(f"<p>{_e(_t('priorities_none_measured' if rest else 'priorities_none', lang))}</p>")
     else:
         cat = _catalogue(specs)
         items = []
@@ -237,9 +245,8 @@ def render_title(result: Any, lang: str = "en", *, client: str = "", system: str
                          f'{_e(_t("priority_from", lang, n=p.number, title=p.title))}</a></span></li>')
         parts.append(f'<ol class="rd-prios">{"".join(items)}</ol>')
         parts.append(f'<p class="rd-note">{_e(_t("priorities_rule", lang))}</p>')
-    rest = unmeasured_findings(result)
-    if rest:
-        names = ", ".join(_check_title(f, specs.get(f.check_id), lang) for f in rest)
+    if rest:  # a measured effect that is not significant is shown as such, never as "unmeasured"
+        names = ", ".join(_check_title(f, specs.get(f.check_id), lang) + _not_significant(f, lang) for f in rest)
         parts.append(f'<p class="rd-note">{_e(_t("priorities_unmeasured", lang, items=names))}</p>')
     parts.append(f'<p class="rd-about">{_e(_t("about_line", lang, audit=name or cfg.get("name") or "–", client=heading or "–", version=meta.get("ragdiag_version") or __version__, generated=_date(generated or _now_iso())))}'
                  + (f" · {_e(_t('findings_source', lang))}: {_e(_t('source_json', lang, path=Path(source).name))}"
