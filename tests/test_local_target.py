@@ -276,3 +276,27 @@ def test_index_input_hash_names_the_embedders_numerics(tmp_path):
     blob = b'{"key": "a"}\n'
     assert _index.input_hash(blob, spec, _index.vector_space_of(a)) != \
         _index.input_hash(blob, spec, _index.vector_space_of(b))
+
+
+def test_search_mode_all_keeps_only_records_holding_every_query_token(tmp_path):
+    from ragdiag.model import SearchRequest
+    from tests.test_emulator import build_tiny_target
+
+    t = build_tiny_target(tmp_path / "idx")
+    # "alpha" is in a, b and c (title); "several" only in b: any -> a, b, c; all -> b alone
+    anyq = t.search(SearchRequest(search="alpha several", top=10))
+    allq = t.search(SearchRequest(search="alpha several", search_mode="all", top=10))
+    assert set(anyq.keys) == {"a", "b", "c"}
+    assert allq.keys == ("b",)
+    # a token no field holds leaves nothing under "all"
+    assert t.search(SearchRequest(search="alpha nowhere", search_mode="all", top=10)).keys == ()
+    # the keyword leg's cache keeps the two modes apart
+    assert set(t.search(SearchRequest(search="alpha several", top=10)).keys) == {"a", "b", "c"}
+
+
+def test_matching_keys_answers_from_the_filter_masks(tmp_path):
+    from tests.test_emulator import build_tiny_target
+
+    t = build_tiny_target(tmp_path / "idx")
+    assert t.matching_keys(["a", "b", "zz"]) == {"a", "b"}
+    assert t.matching_keys(["a", "b", "r31"], "category eq 'rare'") == {"r31"}
