@@ -403,3 +403,12 @@ def test_check_analyser_uses_the_sentence_model_and_collapses_whitespace() -> No
                             rec("d2", "D", 1, "The contract includes a clause. It is final.")],
                            fields=fields, tokenizer="estimate", threads=False)
     assert sound.mid_sentence_end == 0 and sound.pairs_with_overlap == 1
+
+
+def test_punctuated_export_whose_chunks_are_all_empty_states_no_sentence_share(tmp_path) -> None:
+    # found by the fuzz tier: a row that is only an empty string, so no cut edge is judged
+    path = tmp_path / "chunks.jsonl"
+    path.write_text('""', encoding="utf-8")
+    got = check_chunk_file(path, lang="en")
+    assert "None" not in got.headline
+    assert got.status == "fail"  # an empty chunk is a tiny chunk: the export is broken

@@ -276,7 +276,8 @@ def _headline(spec: Any, lang: str, status: str, counts: Mapping[str, Any], reas
         return msg(spec, "x_headline_empty", lang)
     how = msg(spec, "x_against_source" if counts["chunks_located_in_source"] else "x_from_text", lang,
               located=counts["chunks_located_in_source"], chunks=n)
-    if counts["sentences_judged"]:
+    # punctuated text whose chunks are all empty has no edge judged: no sentence share to state
+    if counts["sentences_judged"] and counts.get("end_mid_sentence_share") is not None:
         base = msg(spec, "x_headline", lang, chunks=n, documents=counts["documents"],
                    mid_sentence=counts["end_mid_sentence_share"], mid_word=counts["end_mid_word_share"],
                    how=how)
