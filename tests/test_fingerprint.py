@@ -9,7 +9,14 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
-from ragdiag.inputs.fingerprint import PACKAGES, code_hash, fingerprint, flatten, hash_path
+from ragdiag.inputs.fingerprint import (
+    PACKAGES,
+    code_hash,
+    fingerprint,
+    flatten,
+    group_digest,
+    hash_path,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,3 +124,13 @@ def test_the_findings_schema_describes_the_fingerprint(tmp_path):
     jsonschema.validate(fp, sub)
     broken = {**fp, "digest": "md5:1"}
     assert list(jsonschema.Draft202012Validator(sub).iter_errors(broken))
+
+
+def test_group_digest_names_one_group_and_moves_with_it():
+    fp = {"instrument": {"packages": {"torch": "2.13.0"}, "python": "3.11"}, "system": {"config": "sha256:ab"}}
+    same = {"instrument": {"python": "3.11", "packages": {"torch": "2.13.0"}}, "system": {"config": "sha256:cd"}}
+    other = {"instrument": {"packages": {"torch": "2.14.0"}, "python": "3.11"}}
+    expected = "sha256:" + hashlib.sha256(json.dumps(fp["instrument"], sort_keys=True).encode()).hexdigest()[:32]
+    assert group_digest(fp, "instrument") == expected == group_digest(same, "instrument")  # key order is no change
+    assert group_digest(other, "instrument") != expected
+    assert group_digest(fp, "yardstick") is None

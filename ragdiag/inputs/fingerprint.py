@@ -35,7 +35,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PACKAGES", "code_hash", "fingerprint", "flatten", "hash_path"]
+__all__ = ["PACKAGES", "code_hash", "fingerprint", "flatten", "group_digest", "hash_path"]
 
 #: Distributions whose version can change a figure: retrieval, embeddings, metrics, statistics,
 #: token counts, sentence splitting, code parsing, the live and database clients.
@@ -169,3 +169,14 @@ def flatten(fp: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+def group_digest(fp: Mapping[str, Any], group: str) -> str | None:
+    """``sha256:<32 hex>`` of one group of a fingerprint (``instrument``, ``yardstick``,
+    ``system``): two audits with equal instrument digests were measured by the same ragdiag
+    code, packages, Python, OS and models. None when the fingerprint lacks the group."""
+    part = fp.get(group)
+    if not isinstance(part, Mapping):
+        return None
+    digest = hashlib.sha256(json.dumps(part, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return f"sha256:{digest[:32]}"
