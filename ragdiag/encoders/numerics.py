@@ -8,8 +8,8 @@ count, another verdict. Two measures make the figures independent of the machine
 1. **The model runs in float64** (`Embedder`, `CrossEncoderReranker`): across the code paths
    that can be switched on one machine (torch's ``ATEN_CPU_CAPABILITY`` default / avx2 /
    avx512, oneDNN's ``ONEDNN_MAX_CPU_ISA``, MKL's ``MKL_CBWR``, 1 or 2 threads) float64
-   embeddings differed by at most 4e-16, float32 ones by up to 2e-7 (benchmarks/README.md,
-   "Determinism").
+   embeddings differed by at most 4e-16, float32 ones by up to 2e-7 (docs/determinism.md;
+   tests/test_determinism.py asserts float64 agreement within 1e-12).
 2. **Vectors are rounded onto the grid** `GRID` = 2^-11 (:func:`to_grid`) before they are
    cached, indexed or compared, the query vectors too. Each component is ``n / 2048`` with
    an integer ``|n| <= 2048``: the product of two components is an integer multiple of

@@ -1,7 +1,7 @@
 """The fingerprint of an audit: what its figures depend on, hashed (``meta["fingerprint"]``).
 
 Two audits with equal fingerprints give byte-identical findings outside
-`ragdiag.audit.NONDETERMINISTIC_META`, on any machine (docs: README "Same inputs, same
+`ragdiag.audit.NONDETERMINISTIC_META`, on any machine (docs/determinism.md, "Same inputs, same
 findings"). The fingerprint names the dependencies in three groups, because `ragdiag diff`
 treats them differently (`ragdiag.ci.comparable`):
 
