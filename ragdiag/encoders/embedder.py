@@ -58,7 +58,7 @@ def default_batch_size(texts: Sequence[str]) -> int:
 #: Environment variable that fixes the model's torch intra-op threads (overrides "auto").
 THREADS_ENV = "RAGDIAG_TORCH_THREADS"
 #: What the model computes in: float64 by default (`numerics`: machine-independent vectors);
-#: "float32" is about 2.2 times faster but its vectors can differ between machines.
+#: "float32" is 1.6-1.8 times faster (benchmarks/README.md) but its vectors can differ between machines.
 COMPUTE_DTYPES = ("float64", "float32")
 
 

@@ -23,9 +23,9 @@ What remains: a component whose float64 value lies within ~4e-16 of a rounding m
 round either way on another machine, with probability about 2 * 4e-16 / 2^-11 = 1.6e-12 per
 component (the sample's ~16,000 texts of 384 dimensions: about 1e-5 per build).
 
-The cost: float64 inference measured about 2.2 times float32's time; the grid changes a
-cosine by at most about 2^-12 times the sum of the other vector's absolute components
-(typically 1e-4; nDCG effects in benchmarks/README.md).
+The cost: float64 inference takes 1.6-1.8 times float32's time (benchmarks/README.md,
+"Determinism: what it costs"); the grid changes a cosine by at most about 2^-12 times the
+sum of the other vector's absolute components (typically 1e-4).
 """
 
 from __future__ import annotations

@@ -25,13 +25,17 @@ AUDITS: dict[str, str | None] = {
     "tuned": "audit-tuned.toml",
     "pgvector": "audit-pgvector.toml",
 }
-#: goldset metrics shown per audit (key in the goldset finding's metrics, label, its n key)
-_METRICS = (("ndcg@10", "nDCG@10", None), ("recall@50", "recall@50", None), ("recall@10", "recall@10", None),
-            ("mrr", "MRR", None), ("hit_rate@10", "hit rate@10", None),
-            ("retrieval_hit_rate", "retrieval hit rate", "retrieval_hit_rate_n"),
-            ("answer_accuracy", "answer accuracy", "answer_accuracy_n"),
-            ("refusal_accuracy", "refusal accuracy", "refusal_accuracy_n"),
-            ("permission_leaks", "permission leaks", "permission_leaks_n"))
+#: metrics shown per audit: (check, key in its finding's metrics, label, the key of its n)
+_METRICS = (("goldset", "ndcg@10", "nDCG@10", None), ("goldset", "recall@50", "recall@50", None),
+            ("goldset", "recall@10", "recall@10", None), ("goldset", "mrr", "MRR", None),
+            ("goldset", "hit_rate@10", "hit rate@10", None),
+            ("goldset", "retrieval_hit_rate", "retrieval hit rate", "retrieval_hit_rate_n"),
+            ("goldset", "answer_accuracy", "answer accuracy", "answer_accuracy_n"),
+            ("goldset", "refusal_accuracy", "refusal accuracy", "refusal_accuracy_n"),
+            ("goldset", "permission_leaks", "permission leaks", "permission_leaks_n"),
+            ("reranker_scores", "ndcg@10_fused_order", "nDCG@10 in fused order (reranker_scores)", None),
+            ("reranker_scores", "ndcg@10_reranked", "nDCG@10 reranked (reranker_scores)", None),
+            ("reranker_scores", "roc_auc_relevant_vs_other", "reranker ROC AUC, relevant vs other", None))
 _DASH = "–"
 
 
@@ -107,13 +111,13 @@ def _stamp(audits: Mapping[str, Mapping[str, Any]]) -> list[str]:
 
 
 def _metrics(audits: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    metrics = {name: ((_finding(a, "goldset") or {}).get("metrics") or {}) for name, a in audits.items()}
     rows = []
-    for key, label, n_key in _METRICS:
-        if all(m.get(key) is None for m in metrics.values()):
+    for check_id, key, label, n_key in _METRICS:
+        metrics = [((_finding(a, check_id) or {}).get("metrics") or {}) for a in audits.values()]
+        if all(m.get(key) is None for m in metrics):
             continue
         cells = []
-        for m in metrics.values():
+        for m in metrics:
             value = m.get(key)
             n = m.get(n_key) if n_key else None
             cells.append(_num(value) + (f" (n = {n})" if value is not None and n is not None else ""))
@@ -201,7 +205,7 @@ def render(audits: Mapping[str, Mapping[str, Any]], *, command: str = "python sc
              "([determinism.md](determinism.md)); the instrument digest is the SHA-256 of "
              "`meta.fingerprint.instrument` (ragdiag's version and code, the packages, Python, the OS, the models).",
              "", *_stamp(audits), "",
-             "## Goldset metrics", "", *_metrics(audits), *_comparisons(audits), "",
+             "## Metrics", "", *_metrics(audits), *_comparisons(audits), "",
              "## The loss funnel", "",
              "Where the goldset's expected sources are lost, over all routes (share of the expected sources, "
              "count in brackets; [funnel.md](funnel.md)).", "", *_funnel(audits), "",
