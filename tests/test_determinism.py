@@ -27,7 +27,9 @@ import pytest
 
 from tests.determinism_world import write_world
 
-pytestmark = pytest.mark.slow
+# three cold real-model audits in a row: 15 min of wall clock were not enough on two cores
+# shared at load 10-14 (4 min of CPU), so the fixture gets an hour and each audit 30 min
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 ROOT = Path(__file__).resolve().parents[1]
 _SWITCHES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR", "FAISS_SIMD_LEVEL", "FAISS_OPT_LEVEL",
@@ -77,7 +79,7 @@ def runs(tmp_path_factory):
         env.update({"RAGDIAG_CACHE": str(folder / f"cache{i}"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
         findings, probe = folder / f"findings{i}.json", folder / f"probe{i}.json"
         proc = subprocess.run([sys.executable, "-m", "tests.determinism_world", str(config), str(findings),
-                               str(probe)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+                               str(probe)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
         assert proc.returncode == 0, f"{name}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
         graphs = {p.parent.parent.name + "/" + p.name: p.read_bytes()
                   for p in sorted((folder / f"cache{i}" / "indexes").glob("*/vectors/*.hnsw"))}

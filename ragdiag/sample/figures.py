@@ -89,9 +89,9 @@ def _stamp(audits: Mapping[str, Mapping[str, Any]]) -> list[str]:
                      f"`{fp.get('digest', 'none recorded')}`", _cell((audit.get("meta") or {}).get("policy") or _DASH)])
     out = _table(["audit", "ragdiag", "instrument digest", "fingerprint digest", "policy"], rows)
     first = next(iter(instruments.values()), {})
-    differ = sorted({k for inst in instruments.values() for k, v in flatten(inst).items()
-                     if flatten(first).get(k) != v} | {k for inst in instruments.values()
-                                                       for k in set(flatten(first)) - set(flatten(inst))})
+    reference = flatten(first)
+    differ = sorted({key for inst in instruments.values() for key in set(reference) | set(flatten(inst))
+                     if flatten(inst).get(key) != reference.get(key)})
     if differ:
         out += ["", "The audits were not measured by the same instrument (they differ in "
                 + ", ".join(f"`{k}`" for k in differ) + "): compare their columns with care."]
