@@ -44,14 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from bench_embed import passages, queries  # noqa: E402
-
-
-def _load() -> float:
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return float("nan")
+from bench_embed import _load, passages, queries  # noqa: E402
 
 
 def _sample_vectors() -> tuple[np.ndarray, int, int]:
