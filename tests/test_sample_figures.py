@@ -80,6 +80,9 @@ def test_changed_findings_change_the_page(findings):
     assert _row(page, "nDCG@10") == "| nDCG@10 | 0.123 |"
     assert _row(page, "`pool_size`") == "| `pool_size` | **fail**: a planted \\| headline |"
     assert _row(page, "`filter`").startswith("| `filter` | zq_tier eq 1 | 50.0 % ")
+    planted["loss_funnel"]["totals"].reverse()  # rows follow the funnel's stage order, not the list's
+    lines = render({"world": planted}).splitlines()
+    assert lines.index(_row(page, "`filter`")) < lines.index(_row(page, "`top`"))
     planted["loss_funnel"] = {"status": "skipped", "reason": "no goldset"}
     assert "not measured: no goldset" in _row(render({"world": planted}), "expected sources")
 

@@ -157,6 +157,11 @@ def _funnel(audits: Mapping[str, Mapping[str, Any]]) -> list[str]:
             if key not in order:
                 order.append(key)
             cells[name][key] = f"{_pct(float(row.get('share', 0.0)))} ({row.get('sources', 0):,})"
+    rank: dict[str, int] = {}  # the funnel's own stage order; details keep their first-seen order
+    for audit in audits.values():
+        for stage in (audit.get("loss_funnel") or {}).get("stages", []):
+            rank.setdefault(str(stage.get("id")), len(rank))
+    order.sort(key=lambda key: rank.get(key[0], len(rank)))
     rows = [["expected sources", "", *(totals[n] for n in audits)]]
     for key in order:
         rows.append([f"`{key[0]}`", _cell(key[1]) if key[1] else "", *(cells[n].get(key, _DASH) for n in audits)])
