@@ -75,6 +75,18 @@ def _lru_put(cache: OrderedDict, key: Any, val: Any, limit: int = STAGE_CACHE) -
         cache.popitem(last=False)
 
 
+def _unit_of(vq: Any, dim: int) -> np.ndarray:
+    """A raw vector query's unit grid vector, made once per `VectorQuery` (a request reused
+    across what-ifs or rounds is normalised and grid-checked once, not on every search)."""
+    memo = vq.__dict__.get("_unit")
+    if memo is not None and memo[0] == dim:
+        return memo[1]
+    v = query_vector(vq.array, dim)
+    v.flags.writeable = False
+    vq.__dict__["_unit"] = (dim, v)
+    return v
+
+
 class LocalTarget:
     """A read-only, persisted hybrid index answering `SearchRequest`s with full traces."""
 
@@ -324,7 +336,7 @@ class LocalTarget:
                         continue
                     planned.add(ckey)
                     qv = self._text_vector(vq.text, field) if vq.text is not None else \
-                        query_vector(vq.array, self.vector_fields[field].dim)
+                        _unit_of(vq, self.vector_fields[field].dim)
                     post = self._mask(vfilter) if vfilter and pre is None else None
                     groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
         for (field, k, pre), items in groups.items():
@@ -406,7 +418,7 @@ class LocalTarget:
                 if core is None:
                     vf = self.vector_fields[field]
                     if qv is None:
-                        qv = self._text_vector(vq.text, field) if vq.text is not None else query_vector(vq.array, vf.dim)
+                        qv = self._text_vector(vq.text, field) if vq.text is not None else _unit_of(vq, vf.dim)
                     vmask = self._mask(vfilter) if vfilter else None
                     if vmask is not None and req.vector_filter_mode == "preFilter":
                         rows, sims = vf.knn(qv, vq.k, vq.exhaustive, vmask, key_rank)
