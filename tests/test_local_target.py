@@ -300,3 +300,67 @@ def test_matching_keys_answers_from_the_filter_masks(tmp_path):
     t = build_tiny_target(tmp_path / "idx")
     assert t.matching_keys(["a", "b", "zz"]) == {"a", "b"}
     assert t.matching_keys(["a", "b", "r31"], "category eq 'rare'") == {"r31"}
+
+
+def _materialised(lst) -> bool:
+    """Whether a pool's full order has been computed (a `SortedOnRead` leaves `_ids` unset)."""
+    from ragdiag.model.trace import RankedList
+
+    try:
+        RankedList._ids.__get__(lst)  # the slot itself, not SortedOnRead.__getattr__
+    except AttributeError:
+        return False
+    return True
+
+
+def test_the_pool_is_sorted_only_when_read_and_its_head_is_the_full_orders(tmp_path):
+    """A search selects the rerank window and the page with argpartition and sorts the rest of
+    the fused pool only for a reader: the hits equal the first entries of the fully sorted pool,
+    which equals RRF recomputed by hand from the trace's own legs (ties by key), for pages
+    inside and beyond the head. 120 records in three groups of equal content and equal vectors,
+    and a keyword leg (the "beta" rows) and a vector leg holding different rows: a row only in one
+    leg ties with a row at the same rank only in the other."""
+    records, vectors = [], []
+    for i in range(120):
+        g = i % 3
+        records.append(_rec(f"d{119 - i:03d}", "alpha " + "beta " * g + "gamma " * (i % 5)))
+        vectors.append([1.0, 0.1 * g, 0.05 * (i % 7)])
+    t = _build(tmp_path, records, vectors)
+    vq = VectorQuery(fields=("vec",), vector=(1.0, 0.05, 0.1), k=90, exhaustive=True)
+    for skip, top in ((0, 10), (0, 50), (7, 30), (40, 30), (0, 120)):
+        tr = t.search(SearchRequest(search="beta", vector_queries=(vq,), skip=skip, top=top))
+        page = tr.keys
+        assert not _materialised(tr.pool) or skip + top >= len(tr.pool)
+        fused: dict[str, float] = {}
+        for lst in (tr.text, tr.vectors[0]):
+            for rank, key in enumerate(lst.keys, start=1):
+                fused[key] = fused.get(key, 0.0) + lst.weight / (60 + rank)
+        expect = sorted(fused, key=lambda k: (-fused[k], k))
+        assert len(tr.pool) == len(expect) == tr.pool_size
+        assert page == tuple(expect[skip:skip + top])
+        assert [h.score for h in tr.hits] == [fused[k] for k in page]
+        assert tr.pool.keys == tuple(expect)  # read: now sorted in full
+        assert _materialised(tr.pool)
+        assert list(tr.pool.scores) == [fused[k] for k in expect]
+    assert len({round(v, 12) for v in fused.values()}) < len(fused)  # the world does tie
+
+
+def test_fuse_head_is_the_first_entries_of_the_full_fusion():
+    """`fuse_head` against `fuse` on random lists built to tie (few distinct ranks per row,
+    weights 1 and 2), for heads inside, at and beyond the pool's size."""
+    from ragdiag.targets.local.fusion import fuse, fuse_head
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(5, 400))
+        key_rank = rng.permutation(n).astype(np.int32)
+        row_of_rank = np.argsort(key_rank).astype(np.int32)
+        lists = [(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).astype(np.int32),
+                  np.zeros(0, dtype=np.float32), float(rng.choice([1.0, 2.0])), j == 0) for j in range(2)]
+        rows, scores = fuse(lists, key_rank, None, row_of_rank)
+        for head in (1, 10, 50, rows.shape[0], rows.shape[0] + 5):
+            h_rows, h_scores, size, whole = fuse_head(lists, key_rank, None, row_of_rank, head)
+            assert size == rows.shape[0]
+            assert np.array_equal(h_rows, rows[:head]) and np.array_equal(h_scores, scores[:head])
+            w_rows, w_scores = whole()
+            assert np.array_equal(w_rows, rows) and np.array_equal(w_scores, scores)
