@@ -164,62 +164,6 @@ class RankedList:
     def __reduce__(self) -> Any:  # pickles as plain keys and scores, never the key table
         return (RankedList, (self.name, self.keys, self.scores, self.weight))
 
-    def head_ids(self, n: int) -> np.ndarray:
-        """The ids of the first `n` entries (a compact list)."""
-        return self._ids[:n]  # type: ignore[index]
-
-    def head_scores(self, n: int) -> np.ndarray:
-        """The scores of the first `n` entries."""
-        return self.score_array[:n]
-
-
-class SortedOnRead(RankedList):
-    """A compact list whose first entries are known sorted and whose full order is computed
-    when anything beyond them is read (the fused pool: a search needs only its rerank window
-    and page, so it selects those with `argpartition` and sorts the rest only for a reader).
-
-    `_ids` and `_sc` stay unset until read; `__getattr__` then runs `sort` once and fills
-    them, so every reader of the base class sees the full list."""
-
-    __slots__ = ("_sort", "_n", "_head_ids", "_head_sc")
-
-    @classmethod
-    def of(cls, name: str, head_ids: np.ndarray, head_scores: np.ndarray, n: int,
-           sort: Callable[[], tuple[np.ndarray, np.ndarray]], table: KeyTable,
-           weight: float = 1.0) -> SortedOnRead:
-        self = cls.__new__(cls)
-        self.name = name
-        self.weight = weight
-        self._keys = None
-        self._scores = None
-        self._table = table
-        self._sort = sort
-        self._n = int(n)
-        self._head_ids = head_ids
-        self._head_sc = head_scores
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("_ids", "_sc"):
-            ids, sc = self._sort()
-            self._ids = ids
-            self._sc = sc
-            return ids if name == "_ids" else sc
-        raise AttributeError(name)
-
-    def __len__(self) -> int:
-        return self._n
-
-    def head_ids(self, n: int) -> np.ndarray:
-        if n <= self._head_ids.shape[0]:
-            return self._head_ids[:n]
-        return self.ids[:n]  # type: ignore[index]
-
-    def head_scores(self, n: int) -> np.ndarray:
-        if n <= self._head_sc.shape[0]:
-            return self._head_sc[:n]
-        return self.score_array[:n]
-
 
 class KeySeq(Sequence[str]):
     """A read-only sequence of keys held as ids into a `KeyTable` (e.g. the rerank window)."""
@@ -346,13 +290,11 @@ class HitView(Hit):
     @property  # type: ignore[override]
     def key(self) -> str:
         hl = self._hl
-        p = self._pos()
-        return hl.table.key(hl.pool.head_ids(p + 1)[p])
+        return hl.table.key(hl.pool.ids[hl.positions[self._i]])  # type: ignore[index]
 
     @property  # type: ignore[override]
     def score(self) -> float:
-        p = self._pos()
-        return float(self._hl.pool.head_scores(p + 1)[p])
+        return float(self._hl.pool.score_array[self._pos()])
 
     fused_score = score  # type: ignore[assignment]
 
@@ -365,8 +307,7 @@ class HitView(Hit):
         hl = self._hl
         if hl.records is None:
             return {}
-        p = self._pos()
-        return LazyFields(_record_of(hl.records, int(hl.pool.head_ids(p + 1)[p])), hl.select)
+        return LazyFields(_record_of(hl.records, int(hl.pool.ids[self._pos()])), hl.select)  # type: ignore[index]
 
     @property  # type: ignore[override]
     def reranker_score(self) -> float | None:
@@ -456,12 +397,11 @@ class HitList(Sequence[Hit]):
 
     @property
     def ids(self) -> np.ndarray:
-        pos = self.positions
-        return self.pool.head_ids(int(pos.max()) + 1 if pos.shape[0] else 0)[pos]
+        return self.pool.ids[self.positions]  # type: ignore[index]
 
     @property
     def window_ids(self) -> np.ndarray:
-        return self.pool.head_ids(self.window_rr.shape[0])
+        return self.pool.ids[:self.window_rr.shape[0]]  # type: ignore[index]
 
     def __len__(self) -> int:
         return int(self.positions.shape[0])

@@ -12,7 +12,7 @@ Every ordering is score descending with ties broken by document key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,37 +43,6 @@ def fuse(lists: Sequence[tuple[np.ndarray, np.ndarray, float, bool]], key_rank: 
     fused = np.bincount(inverse, weights=contrib, minlength=ranks.shape[0])  # adds in list order
     order = np.argsort(-fused, kind="stable")
     return row_of_rank[ranks[order]], fused[order]
-
-
-def fuse_head(lists: Sequence[tuple[np.ndarray, np.ndarray, float, bool]], key_rank: np.ndarray,
-              allowed: np.ndarray | None, row_of_rank: np.ndarray, head: int,
-              ) -> tuple[np.ndarray, np.ndarray, int, Callable[[], tuple[np.ndarray, np.ndarray]]]:
-    """`fuse`, with only the first `head` entries sorted now: their rows and scores, the pool's
-    size, and a function returning the whole pool (its first `head` entries are these).
-
-    The head is every candidate scoring at least the `head`-th best score (`argpartition`), in
-    key order, stably sorted by score: exactly the full stable sort's first entries."""
-    if len(lists) < 2:
-        rows, scores = fuse(lists, key_rank, allowed, row_of_rank)
-        return rows[:head], scores[:head], int(rows.shape[0]), lambda: (rows, scores)
-    contrib = np.concatenate([lst[2] / (RRF_K + np.arange(1, lst[0].shape[0] + 1, dtype=np.float64))
-                              for lst in lists])
-    ranks, inverse = np.unique(np.concatenate([key_rank[lst[0]] for lst in lists]), return_inverse=True)
-    fused = np.bincount(inverse, weights=contrib, minlength=ranks.shape[0])  # adds in list order
-    n = int(ranks.shape[0])
-
-    def whole() -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(-fused, kind="stable")
-        return row_of_rank[ranks[order]], fused[order]
-
-    head = max(1, head)
-    if head >= n:
-        rows, scores = whole()
-        return rows, scores, n, lambda: (rows, scores)
-    kth = fused[np.argpartition(-fused, head - 1)[head - 1]]
-    cand = np.flatnonzero(fused >= kth)  # positions in key order; ties with the kth compete by key
-    sel = cand[np.argsort(-fused[cand], kind="stable")[:head]]
-    return row_of_rank[ranks[sel]], fused[sel], n, whole
 
 
 def apply_boosts(rows: np.ndarray, scores: np.ndarray, boosts: np.ndarray,

@@ -27,10 +27,10 @@ import numpy as np
 from ragdiag.errors import InputDataError, RagdiagError, TargetError
 from ragdiag.model import RERANK_WINDOW, RankedList, SearchRequest, Trace
 from ragdiag.model.schema import IndexSchema
-from ragdiag.model.trace import HitList, KeySeq, KeyTable, SortedOnRead
+from ragdiag.model.trace import HitList, KeySeq, KeyTable
 from ragdiag.targets.local import index as _index
 from ragdiag.targets.local.filtering import FilterMasks
-from ragdiag.targets.local.fusion import apply_boosts, fuse_head
+from ragdiag.targets.local.fusion import apply_boosts, fuse
 from ragdiag.targets.local.index import IndexData, LocalIndexSpec, semantic_text, text_of
 from ragdiag.targets.local.keyword import text_leg
 from ragdiag.targets.local.ranking import key_ranks
@@ -436,21 +436,14 @@ class LocalTarget:
         timings["vector"] = (t2 - t1) * 1000
 
         # fusion and document boosts
-        # only the rerank window and the page are needed sorted here; the rest of the pool is
-        # sorted when a reader (a check, the trace store) asks for it
-        head = max(req.skip + req.top, RERANK_WINDOW)
-        pool_rows, pool_scores, n_pool, whole = fuse_head(lists, key_rank, allowed, self.row_of_rank, head)
+        pool_rows, pool_scores = fuse(lists, key_rank, allowed, self.row_of_rank)
         boosts = None
-        if profile is not None and profile.functions and n_pool:
-            pool_rows, pool_scores = whole()
+        if profile is not None and profile.functions and pool_rows.shape[0]:
             params = parse_scoring_parameters(req.scoring_parameters)
             now = self._now or datetime.now(UTC)
             b = self._boosts.boosts(profile, pool_rows, params, now)
             pool_rows, pool_scores, boosts = apply_boosts(pool_rows, pool_scores, b, key_rank)
-        if pool_rows.shape[0] == n_pool:
-            pool: RankedList = RankedList.of_ids("fused", pool_rows, pool_scores, table)
-        else:
-            pool = SortedOnRead.of("fused", pool_rows, pool_scores, n_pool, whole, table)
+        pool = RankedList.of_ids("fused", pool_rows, pool_scores, table)
         t3 = time.perf_counter()
         timings["fusion"] = (t3 - t2) * 1000
 
@@ -477,12 +470,13 @@ class LocalTarget:
                 if boosts is not None:
                     rrb = (rr.astype(np.float64) * boosts[:window.shape[0]]).astype(np.float32)
                 perm = rerank_order(window, rrb if boosted else rr, key_rank)
-                positions = np.concatenate([perm, np.arange(window.shape[0], n_pool)])
+                positions = np.concatenate([perm, np.arange(window.shape[0], pool_rows.shape[0])])
                 reranked = True
         t4 = time.perf_counter()
         timings["rerank"] = (t4 - t3) * 1000
 
         # the page: hits as ids (scores and fields are read from the stage lists on access)
+        n_pool = pool_rows.shape[0]
         if positions is None:
             page_pos = np.arange(min(req.skip, n_pool), min(req.skip + req.top, n_pool))
         else:
