@@ -319,7 +319,9 @@ def test_the_page_is_rrf_recomputed_by_hand_and_a_numpy_vector_answers_as_its_tu
     for skip, top in ((0, 10), (0, 50), (7, 30), (40, 30), (0, 120)):
         as_array = VectorQuery(fields=("vec",), vector=raw, k=90, exhaustive=True)
         as_tuple = VectorQuery(fields=("vec",), vector=tuple(float(x) for x in raw), k=90, exhaustive=True)
-        assert as_array == as_tuple
+        assert as_array == as_tuple and repr(as_array) == repr(as_tuple)  # the same request fingerprint
+        assert SearchRequest(search="beta", vector_queries=(as_array,)).fingerprint() == \
+            SearchRequest(search="beta", vector_queries=(as_tuple,)).fingerprint()
         tr = t.search(SearchRequest(search="beta", vector_queries=(as_array,), skip=skip, top=top))
         t.clear_stage_caches()
         again = t.search(SearchRequest(search="beta", vector_queries=(as_tuple,), skip=skip, top=top))

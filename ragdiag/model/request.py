@@ -49,7 +49,7 @@ class VectorQuery:
 
                 arr = np.array(v, dtype=np.float32)
                 arr.flags.writeable = False
-                object.__setattr__(self, "vector", tuple(v.tolist()))
+                object.__setattr__(self, "vector", tuple(np.asarray(v, dtype=np.float64).tolist()))
                 self.__dict__["array"] = arr
             else:
                 object.__setattr__(self, "vector", tuple(float(x) for x in v))

@@ -263,6 +263,8 @@ class LocalTarget:
         self._masks.clear()
         for kf in self.keyword.values():
             kf.clear_cache()
+        for vf in self.vector_fields.values():
+            vf.clear_cache()
 
     def _text_vector(self, text: str, field: str | None = None) -> np.ndarray:
         if field is not None and not self.embedder_made_record_vectors and \

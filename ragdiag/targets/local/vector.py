@@ -28,7 +28,7 @@ from ragdiag.encoders.numerics import on_grid, to_grid
 from ragdiag.targets.local.ranking import order_by_score, top_rows
 
 BUILD_CHUNK = 5000
-FILTER_PARAMS_CACHE = 256
+FILTER_PARAMS_CACHE = 64  # each entry keeps its mask and bitmap alive (~1.1 bytes per row)
 
 
 def normalise(arr: np.ndarray) -> np.ndarray:
@@ -105,6 +105,10 @@ class VectorField:
             idx.hnsw.efSearch = ef_search
             return cls(name, view, idx, ef_search)
         return cls(name, np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray), None, ef_search)
+
+    def clear_cache(self) -> None:
+        """Forget the filtered search parameters (cold timings; the masks they keep)."""
+        self._filtered.clear()
 
     @property
     def dim(self) -> int:
