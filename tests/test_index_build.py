@@ -151,3 +151,57 @@ def test_two_cold_audits_on_one_cache_both_succeed_with_the_same_findings(tmp_pa
     a, b = (json.loads((tmp_path / f"f{i}.json").read_text()) for i in (1, 2))
     assert [(f["check_id"], f["status"], f["headline"]) for f in a["findings"]] == \
         [(f["check_id"], f["status"], f["headline"]) for f in b["findings"]]
+
+
+def _counting_embedder(model_id: str, cache, sent: list[str], dim: int = 8):
+    """An `Embedder` over a hash-seeded toy model that records every text the model receives."""
+    import hashlib
+
+    import numpy as np
+
+    from ragdiag.encoders import Embedder
+
+    def encode(texts, batch_size):
+        sent.extend(texts)
+        rows = []
+        for t in texts:
+            seed = int.from_bytes(hashlib.sha256(f"{model_id}|{t}".encode()).digest()[:8], "little")
+            rows.append(np.random.default_rng(seed).normal(size=dim))
+        return np.asarray(rows)
+
+    return Embedder(model_id, encode_fn=encode, dim=dim, cache=cache)
+
+
+def test_switching_embedders_and_back_never_re_embeds_and_a_rebuild_embeds_only_new_text(tmp_path):
+    """Embeddings are reused by content hash across embedder switches and index rebuilds: model A,
+    then B, then A again on one index folder and one embedding cache; the third build sends no text
+    to A's model, and a rebuild after one record changed sends only that record's text."""
+    from ragdiag.encoders.cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite3")
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in RECORDS[:60]), encoding="utf-8")
+    index_dir = tmp_path / "index"
+    sent_a: list[str] = []
+    sent_b: list[str] = []
+
+    def build(model: str, sent: list[str]) -> LocalTarget:
+        # a new Embedder object each time (a new process would have an empty LRU as well)
+        return LocalTarget.from_jsonl(records, _spec(), index_dir=index_dir,
+                                      embedder=_counting_embedder(model, cache, sent), progress=False)
+
+    first = build("model-a", sent_a)
+    n = len(sent_a)  # the vector field's texts and the semantic configuration's passages
+    assert n >= 60 and len(set(sent_a)) == n  # each distinct text once
+    assert first.embedding_model == "model-a"
+    build("model-b", sent_b)
+    assert sorted(sent_b) == sorted(sent_a)  # another vector space: rebuilt with B's vectors
+    back = build("model-a", sent_a)
+    assert len(sent_a) == n, "switching back to model A embedded again"
+    assert back.fingerprint() == first.fingerprint()  # the same index as the first build
+    changed = [dict(r) for r in RECORDS[:60]]
+    changed[7]["content"] = "a content no record had before"
+    records.write_text("".join(json.dumps(r) + "\n" for r in changed), encoding="utf-8")
+    build("model-a", sent_a)
+    assert sent_a[n:] and all("a content no record had before" in t for t in sent_a[n:])
+    assert len(sent_a[n:]) <= n // 60  # only the changed record's texts

@@ -300,3 +300,40 @@ def test_matching_keys_answers_from_the_filter_masks(tmp_path):
     t = build_tiny_target(tmp_path / "idx")
     assert t.matching_keys(["a", "b", "zz"]) == {"a", "b"}
     assert t.matching_keys(["a", "b", "r31"], "category eq 'rare'") == {"r31"}
+
+
+def test_the_page_is_rrf_recomputed_by_hand_and_a_numpy_vector_answers_as_its_tuple(tmp_path):
+    """The pool and every page equal weighted RRF recomputed by hand from the trace's own legs
+    (ties by key), for pages inside and beyond the rerank window; a query vector given as a numpy
+    array (kept as an array, normalised once per VectorQuery, cached under its bytes) answers
+    exactly as the same vector given as a tuple of floats. 120 records in three groups of equal
+    content and equal vectors, a keyword leg (the "beta" rows) and a vector leg holding different
+    rows: a row only in one leg ties with a row at the same rank only in the other."""
+    records, vectors = [], []
+    for i in range(120):
+        g = i % 3
+        records.append(_rec(f"d{119 - i:03d}", "alpha " + "beta " * g + "gamma " * (i % 5)))
+        vectors.append([1.0, 0.1 * g, 0.05 * (i % 7)])
+    t = _build(tmp_path, records, vectors)
+    raw = np.array([1.0, 0.05, 0.1], dtype=np.float32)
+    for skip, top in ((0, 10), (0, 50), (7, 30), (40, 30), (0, 120)):
+        as_array = VectorQuery(fields=("vec",), vector=raw, k=90, exhaustive=True)
+        as_tuple = VectorQuery(fields=("vec",), vector=tuple(float(x) for x in raw), k=90, exhaustive=True)
+        assert as_array == as_tuple and repr(as_array) == repr(as_tuple)  # the same request fingerprint
+        assert SearchRequest(search="beta", vector_queries=(as_array,)).fingerprint() == \
+            SearchRequest(search="beta", vector_queries=(as_tuple,)).fingerprint()
+        tr = t.search(SearchRequest(search="beta", vector_queries=(as_array,), skip=skip, top=top))
+        t.clear_stage_caches()
+        again = t.search(SearchRequest(search="beta", vector_queries=(as_tuple,), skip=skip, top=top))
+        assert tr.keys == again.keys and tr.pool.keys == again.pool.keys
+        assert [h.score for h in tr.hits] == [h.score for h in again.hits]
+        fused: dict[str, float] = {}
+        for lst in (tr.text, tr.vectors[0]):
+            for rank, key in enumerate(lst.keys, start=1):
+                fused[key] = fused.get(key, 0.0) + lst.weight / (60 + rank)
+        expect = sorted(fused, key=lambda k: (-fused[k], k))
+        assert len(tr.pool) == len(expect)
+        assert tr.keys == tuple(expect[skip:skip + top])
+        assert [h.score for h in tr.hits] == [fused[k] for k in tr.keys]
+        assert tr.pool.keys == tuple(expect)
+    assert len(set(fused.values())) < len(fused)  # the world does tie

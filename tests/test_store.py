@@ -128,8 +128,9 @@ def test_another_targets_file_is_not_used(tmp_path):
 
 def test_the_pack_memo_prunes_amortised_not_on_every_call(monkeypatch):
     """Once more live arrays were remembered than the prune limit, the memo was rebuilt on every
-    `_pack` call: a 2,000-question audit spent minutes there. Pruning now waits until the memo has
-    doubled, and still drops the entries of arrays that are gone."""
+    `_pack` call: a 2,000-question audit spent minutes there. The memo is now bounded: past the
+    limit it keeps the live entries of its most recent half (so it prunes at most every limit / 2
+    calls), drops the entries of arrays that are gone, and a forgotten array gets its digest again."""
     import ragdiag.engine.store as store_mod
 
     monkeypatch.setattr(store_mod, "SEEN_PRUNE_AT", 10)
@@ -149,8 +150,11 @@ def test_the_pack_memo_prunes_amortised_not_on_every_call(monkeypatch):
         store._pack((arr,), (np.int32,), {})
         if not isinstance(store._seen, CountingDict):
             store._seen = CountingDict(store._seen)
-    assert len(store._seen) == 200  # every live array is remembered
-    assert len(prunes) <= 6, prunes  # 10, 20, 40, 80, 160: doubling, not once per call
+    assert len(store._seen) <= 11  # bounded: the most recent live arrays only
+    assert live[-1].ctypes.data and ((id(live[-1]),), (np.int32,)) in store._seen
+    assert len(prunes) <= 200 // 5 + 1, prunes  # at most every limit / 2 calls, not once per call
+    first = store._pack((live[0],), (np.int32,), {})  # forgotten: hashed again
+    assert first == TraceStore(None)._pack((live[0],), (np.int32,), {})
     dead = np.arange(5, dtype=np.int32)
     store._pack((dead,), (np.int32,), {})
     del dead, live, arr

@@ -50,9 +50,9 @@ _FP = 24
 _SEP = "\x00"
 _KEYS, _NUMS = b"KEY\x00", b"NUM\x00"  # a blob's first 4 bytes: keys as text, or 4-byte columns
 FLUSH_EVERY = 256  # pending traces written in one append
-#: the array-identity memo of `_pack` is pruned of dead arrays when it grows past this (then past
-#: twice its live size)
-SEEN_PRUNE_AT = 50_000
+#: the array-identity memo of `_pack` keeps at most this many entries: past it, the live entries
+#: of the most recent half are kept
+SEEN_PRUNE_AT = 20_000
 
 # what the store hands back for scores: a fixed precision, so fresh and resumed agree
 SCORE_DTYPE = np.float32
@@ -366,11 +366,13 @@ class TraceStore:
             blobs.setdefault(d, raw)
         if ident is not None:
             if len(self._seen) > self._seen_limit:
-                # drop the entries of arrays that are gone; while the live ones exceed the limit,
-                # prune again only when the memo has doubled (pruning on every call once 50,000
-                # live arrays were remembered made a 2,000-question audit quadratic)
-                self._seen = {k: v for k, v in self._seen.items() if all(r() is not None for r in v[0])}
-                self._seen_limit = max(SEEN_PRUNE_AT, 2 * len(self._seen))
+                # keep the live entries of the most recent half: the memo is bounded (a
+                # 2,000-question audit kept 200,000 entries, ~70 MB, though arrays are shared
+                # mostly between traces of one batch) and pruned at most every limit / 2 calls
+                # (pruning on every call once the live entries exceeded the limit made a
+                # 2,000-question audit quadratic); a forgotten array is hashed again, same digest
+                recent = list(self._seen.items())[-max(1, self._seen_limit // 2):]
+                self._seen = {k: v for k, v in recent if all(r() is not None for r in v[0])}
             self._seen[ident] = (tuple(weakref.ref(p) for p in parts), d)
         return d.hex()
 

@@ -51,11 +51,13 @@ QUERY_VECTOR_CACHE = 50000
 # batch size and threads": with one thread batch 32 and 64 are equal; with two threads on a
 # busy machine small batches collapse, which is what an earlier measurement of 64 saw).
 EMBED_BATCH = None
-# Unfiltered or equally-filtered HNSW searches of a prepared batch run in one FAISS call only
-# from this many queries on: FAISS parallelises the call with OpenMP, whose threads spin while
-# they wait, and on two cores shared with other jobs small batches measured slower than one
-# call per query (a what-if's 6 groups of ~9 queries: ~100 ms per call at load 9).
-HNSW_BATCH_MIN = 64
+# Unfiltered or equally-filtered HNSW searches of a prepared batch run in one FAISS call. FAISS
+# parallelises a call with OpenMP, whose threads spin while they wait: on two cores shared with
+# other jobs small batches measured slower than one call per query (a what-if's 6 groups of ~9
+# queries: ~100 ms per call at load 9), so a batch below this size runs on one OpenMP thread
+# (one call still saves the per-call overhead; each query is searched on its own, so the
+# results equal one call per query).
+HNSW_PARALLEL_MIN = 64
 _EMPTY_I = np.empty(0, dtype=np.int32)
 _EMPTY_F = np.empty(0, dtype=np.float32)
 
@@ -71,6 +73,18 @@ def _lru_put(cache: OrderedDict, key: Any, val: Any, limit: int = STAGE_CACHE) -
     cache[key] = val
     if len(cache) > limit:
         cache.popitem(last=False)
+
+
+def _unit_of(vq: Any, dim: int) -> np.ndarray:
+    """A raw vector query's unit grid vector, made once per `VectorQuery` (a request reused
+    across what-ifs or rounds is normalised and grid-checked once, not on every search)."""
+    memo = vq.__dict__.get("_unit")
+    if memo is not None and memo[0] == dim:
+        return memo[1]
+    v = query_vector(vq.array, dim)
+    v.flags.writeable = False
+    vq.__dict__["_unit"] = (dim, v)
+    return v
 
 
 class LocalTarget:
@@ -113,6 +127,9 @@ class LocalTarget:
         self._now = (datetime.fromisoformat(spec.now.replace("Z", "+00:00")) if spec.now else None)
         self.retrievable = tuple(f.name for f in spec.schema.fields if f.retrievable and not f.is_vector)
         self._dim = next(iter(self.vectors.values())).shape[1] if self.vectors else None
+        self._searchable_order = spec.schema.searchable_fields
+        self._searchable = frozenset(self._searchable_order)
+        self._retrievable = frozenset(self.retrievable)
 
     # ---- building and opening ------------------------------------------------------
     input_hash = staticmethod(_index.input_hash)
@@ -246,6 +263,8 @@ class LocalTarget:
         self._masks.clear()
         for kf in self.keyword.values():
             kf.clear_cache()
+        for vf in self.vector_fields.values():
+            vf.clear_cache()
 
     def _text_vector(self, text: str, field: str | None = None) -> np.ndarray:
         if field is not None and not self.embedder_made_record_vectors and \
@@ -313,23 +332,24 @@ class LocalTarget:
                 for field in vq.fields:
                     if self.vector_fields[field].hnsw is None:
                         continue
-                    ckey = (vq.text if vq.text is not None else vq.vector, field, vq.k, False, vfilter,
+                    ckey = (vq.text if vq.text is not None else vq.vector_key, field, vq.k, False, vfilter,
                             r.vector_filter_mode)
                     if ckey in planned or ckey in self._vector_cache:
                         continue
                     planned.add(ckey)
                     qv = self._text_vector(vq.text, field) if vq.text is not None else \
-                        query_vector(vq.array, self.vector_fields[field].dim)
+                        _unit_of(vq, self.vector_fields[field].dim)
                     post = self._mask(vfilter) if vfilter and pre is None else None
                     groups.setdefault((field, vq.k, pre), []).append((ckey, qv, post))
         for (field, k, pre), items in groups.items():
-            if len(items) < HNSW_BATCH_MIN:
-                continue  # searched one by one in search(): identical results
+            if len(items) < 2:
+                continue  # searched in search(): identical results
             vf = self.vector_fields[field]
             allowed = self._mask(pre) if pre else None
             if allowed is not None and not vf.uses_hnsw(allowed, k):
                 continue  # a small filtered set is searched exactly, query by query
-            found = vf.hnsw_many(np.stack([q for _, q, _ in items]), k, self.key_rank, allowed=allowed)
+            found = vf.hnsw_many(np.stack([q for _, q, _ in items]), k, self.key_rank, allowed=allowed,
+                                 threads=None if len(items) >= HNSW_PARALLEL_MIN else 1)
             for (ckey, _q, post), (rows, sims) in zip(items, found, strict=True):
                 if post is not None:  # post-filter: the pool shrinks, as on Azure
                     keep = post[rows]
@@ -339,7 +359,7 @@ class LocalTarget:
     # ---- search ------------------------------------------------------------------------
     def _check(self, req: SearchRequest) -> None:
         s = self._schema
-        searchable = set(s.searchable_fields)
+        searchable = self._searchable
         for f in req.search_fields or ():
             if f not in searchable:
                 raise InputDataError(f"search field '{f}' is not searchable; searchable fields: "
@@ -350,7 +370,7 @@ class LocalTarget:
                     raise InputDataError(f"'{f}' is not a vector field; vector fields: "
                                          f"{', '.join(sorted(self.vector_fields))}")
         for f in req.select or ():
-            if f not in self.retrievable:
+            if f not in self._retrievable:
                 raise InputDataError(f"field '{f}' cannot be selected (missing or not retrievable); "
                                      f"retrievable fields: {', '.join(self.retrievable)}")
         if req.is_semantic:
@@ -373,7 +393,7 @@ class LocalTarget:
         text_total = 0
         lists: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
         if req.has_text_leg:
-            fields = tuple(req.search_fields or self._schema.searchable_fields)
+            fields = tuple(req.search_fields or self._searchable_order)
             weights = dict(profile.text_weights) if profile else {}
             ckey = (req.search, fields, tuple(sorted(weights.items())), req.filter,
                     req.effective_max_text_recall_size, req.search_mode)
@@ -394,13 +414,13 @@ class LocalTarget:
             vfilter = vq.filter_override if vq.filter_override is not None else req.filter
             qv = None
             for field in vq.fields:
-                ckey = (vq.text if vq.text is not None else vq.vector, field, vq.k, vq.exhaustive, vfilter,
+                ckey = (vq.text if vq.text is not None else vq.vector_key, field, vq.k, vq.exhaustive, vfilter,
                         req.vector_filter_mode)
                 core = _lru_get(self._vector_cache, ckey)
                 if core is None:
                     vf = self.vector_fields[field]
                     if qv is None:
-                        qv = self._text_vector(vq.text, field) if vq.text is not None else query_vector(vq.array, vf.dim)
+                        qv = self._text_vector(vq.text, field) if vq.text is not None else _unit_of(vq, vf.dim)
                     vmask = self._mask(vfilter) if vfilter else None
                     if vmask is not None and req.vector_filter_mode == "preFilter":
                         rows, sims = vf.knn(qv, vq.k, vq.exhaustive, vmask, key_rank)

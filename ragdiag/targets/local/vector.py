@@ -17,6 +17,7 @@ which of two concurrent insertions links to the other depends on timing.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ragdiag.encoders.numerics import on_grid, to_grid
 from ragdiag.targets.local.ranking import order_by_score, top_rows
 
 BUILD_CHUNK = 5000
+FILTER_PARAMS_CACHE = 64  # each entry keeps its mask and bitmap alive (~1.1 bytes per row)
 
 
 def normalise(arr: np.ndarray) -> np.ndarray:
@@ -86,6 +88,9 @@ class VectorField:
         self.hnsw = hnsw
         self.ef_search = ef_search
         self._params: dict[int, Any] = {}  # efSearch -> unfiltered search parameters
+        # (id(mask), efSearch) -> (mask, bitmap, selector, parameters): a filter's bitmap is packed
+        # once per mask, not once per request (FilterMasks hands out one read-only array per filter)
+        self._filtered: OrderedDict[tuple[int, int], tuple[np.ndarray, np.ndarray, Any, Any]] = OrderedDict()
 
     @classmethod
     def load(cls, folder: Path, name: str, ef_search: int) -> VectorField:
@@ -100,6 +105,10 @@ class VectorField:
             idx.hnsw.efSearch = ef_search
             return cls(name, view, idx, ef_search)
         return cls(name, np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray), None, ef_search)
+
+    def clear_cache(self) -> None:
+        """Forget the filtered search parameters (cold timings; the masks they keep)."""
+        self._filtered.clear()
 
     @property
     def dim(self) -> int:
@@ -135,24 +144,51 @@ class VectorField:
         return self.hnsw is not None and count > max(4 * min(k, n), n // 20)
 
     def hnsw_many(self, queries: np.ndarray, k: int, key_rank: np.ndarray,
-                  allowed: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                  allowed: np.ndarray | None = None,
+                  threads: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """HNSW top-k for several queries in one call, optionally restricted to `allowed` rows
-        (each query is searched on its own: the results equal one call per query)."""
+        (each query is searched on its own: the results equal one call per query); `threads`
+        caps FAISS's OpenMP threads for this call (None: FAISS's setting)."""
         import faiss
 
         n = len(self)
         k = min(k, n)
         ef = max(k, self.ef_search)
         if allowed is not None:
-            bits = np.packbits(allowed, bitorder="little")
-            sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)
+            params = self._filtered_params(allowed, ef)
         else:
             params = self._params.get(ef)
             if params is None:
                 params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
-        d, i = self.hnsw.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
+        before = None
+        if threads is not None and queries.shape[0] > 1:
+            before = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(threads)
+        try:
+            d, i = self.hnsw.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)
+        finally:
+            if before is not None:
+                faiss.omp_set_num_threads(before)
         return [self._sorted(i[j], d[j], key_rank) for j in range(queries.shape[0])]
+
+    def _filtered_params(self, allowed: np.ndarray, ef: int) -> Any:
+        """Search parameters restricting FAISS to `allowed` (cached while the mask lives: a
+        read-only mask is never changed in place, so its bitmap stays valid)."""
+        import faiss
+
+        key = (id(allowed), ef)
+        hit = self._filtered.get(key)
+        if hit is not None and hit[0] is allowed:
+            self._filtered.move_to_end(key)
+            return hit[3]
+        bits = np.packbits(allowed, bitorder="little")
+        sel = faiss.IDSelectorBitmap(len(self), faiss.swig_ptr(bits))
+        params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef)
+        if not allowed.flags.writeable:  # a mask that may change is never cached
+            self._filtered[key] = (allowed, bits, sel, params)  # the mask kept alive: its id stays its own
+            if len(self._filtered) > FILTER_PARAMS_CACHE:
+                self._filtered.popitem(last=False)
+        return params
 
     @staticmethod
     def _sorted(ids: np.ndarray, sims: np.ndarray, key_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
