@@ -20,7 +20,8 @@ wrong (the scanner asserts something else), scored twice: on the scanner's raw
 records (`check`) and on the findings of a code-only audit of the snapshot
 (`check_findings`: status, headline, evidence rows by key, locations), with
 wrong passes of acl_trimming and context_budgets counted apart (`wrong_pass`).
-Repositories with `held_out: phase2` are totalled apart from the development set.
+Repositories with `held_out: phase2` are totalled apart from the development set, and so are those
+with `held_out: wave4` (applications new to the project in wave 4, issue 25).
 """
 
 from __future__ import annotations
@@ -669,9 +670,11 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _groups(results: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    dev = [r for r in results if r.get("held_out") != "phase2"]
+    dev = [r for r in results if r.get("held_out") not in ("phase2", "wave4")]
     held = [r for r in results if r.get("held_out") == "phase2"]
-    return [(name, rs) for name, rs in (("development set", dev), ("held out (phase 2)", held)) if rs]
+    new = [r for r in results if r.get("held_out") == "wave4"]
+    return [(name, rs) for name, rs in (("development set", dev), ("held out (phase 2)", held),
+                                        ("new to the project (wave 4)", new)) if rs]
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -720,7 +723,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
         if "facts" not in r:
             out.append(f"#### {r['repo']}\n\n{r.get('error', '')}\n")
             continue
-        out.append(f"#### {r['repo']} (`{r['commit'][:10]}`){' (held out)' if r.get('held_out') == 'phase2' else ''}\n")
+        out.append(f"#### {r['repo']} (`{r['commit'][:10]}`){' (held out)' if r.get('held_out') == 'phase2' else ' (new, wave 4)' if r.get('held_out') == 'wave4' else ''}\n")
         out.append("| fact | scanner | checks | what the finding says |")
         out.append("|---|---|---|---|")
         for f in r["facts"]:
