@@ -24,7 +24,7 @@ PARAM_NAMES = ("top", "k", "exhaustive", "filter", "query_type", "semantic_confi
                "vector_fields", "scoring_profile", "vector_filter_mode", "select", "search_text",
                "query_source_authorization", "fetch_k", "score_threshold", "text_k", "strictness", "in_scope")
 #: Where a site runs (see `ragdiag.codescan.classify`).
-SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script")
+SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script", "unreachable")
 #: Prompt rule kinds.
 PROMPT_RULE_KINDS = ("length", "sole_input")
 

@@ -104,11 +104,7 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         if scanner is not None:
             result = scanner.scan(project, rel, text)
             if scanner.name in ("python", "js"):
-                from ragdiag.codescan.classify import entry_flags
-
-                flags = entry_flags(scanner.name, rel, text)
-                if flags:
-                    result.functions = [(rel, flags)]
+                result.functions = _graph_nodes(scanner.name, rel, text)
             return result
         result = C.FileResult(scanned=True)
         result.prompt_rules.extend(prompt_rules(text, file=rel))
@@ -119,35 +115,17 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         return result
 
 
-def _call_graph(project: C.Project, merged: C.FileResult) -> list[Any]:
-    """The light call graph, built only for the languages that have a site whose path says nothing.
+def _call_graph(project: C.Project, merged: C.FileResult) -> Any:
+    """The call graph of the whole tree, from the nodes each file yielded while it was scanned (no second read)."""
+    from ragdiag.codescan.reach import CallGraph, langgraph_entries
 
-    (A site under `tests/` or in a notebook is classified by its path alone; the
-    graph is only needed to tell request-path code from script-only code
-    elsewhere, so a tree without such sites costs no second read.)
-    """
-    from ragdiag.codescan.classify import FuncNode, _lang, path_class
-
-    flags = dict(merged.functions)
-    if not any("request" in f for f in flags.values()):
-        # no request entry point anywhere: reachability cannot change a class; keep the scripts' module level
-        return [FuncNode(rel, "<module>", "<module>", 1, 10**9, set(), "script")
-                for rel, f in flags.items() if "script" in f]
-    wanted: set[str] = set()
-    for name in ("search_calls", "llm_calls", "security_filters", "acl_sites", "fail_open", "delegated",
-                 "thresholds", "budget_units", "agent_graphs"):
-        for rec in getattr(merged, name):
-            if path_class(rec.file)[0] is None:
-                wanted.add(_lang(rec.file))
-    nodes: list[Any] = []
+    served: list[str] = []
     for rel in project.files:
-        kind = _kind_of(rel)
-        if kind not in ("python", "js") or ("py" if kind == "python" else "js") not in wanted:
-            continue
-        text = project.read_text(rel)
-        if text is not None and not (kind == "js" and _bundled(rel, text)):
-            nodes.extend(_graph_nodes(kind, rel, text))
-    return nodes
+        if rel.rsplit("/", 1)[-1] == "langgraph.json":
+            text = project.read_text(rel)
+            base = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+            served.extend(base + f for f in langgraph_entries(text or ""))
+    return CallGraph(list(merged.functions), tuple(served))
 
 
 def _bundled(rel: str, text: str) -> bool:
@@ -159,13 +137,13 @@ def _bundled(rel: str, text: str) -> bool:
 
 
 def _graph_nodes(kind: str, rel: str, text: str) -> list[Any]:
-    from ragdiag.codescan.classify import FuncNode, js_graph, python_graph
+    from ragdiag.codescan.reach import js_graph, python_graph
 
     if kind == "python":
         return python_graph(rel, text)
-    if kind == "js":
+    if kind == "js" and not _bundled(rel, text):
         return js_graph(rel, text)
-    return [FuncNode(rel, "<module>", "<module>", 1, 10**9, set(), "script")]
+    return []
 
 
 # ---- parallel workers ---------------------------------------------------------------------
@@ -219,11 +197,10 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
         scanned += res.scanned
         for name in _MERGED:
             getattr(merged, name).extend(getattr(res, name))
-    from ragdiag.codescan.classify import CallGraph
     from ragdiag.codescan.goldsets import classify_goldsets
 
     _callers_pass_request_data(merged)
-    graph = CallGraph(_call_graph(project, merged))
+    graph = _call_graph(project, merged)
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
     def order(items: Iterable[Any]) -> tuple[Any, ...]:
