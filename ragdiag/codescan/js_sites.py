@@ -84,12 +84,30 @@ class SearchSites:
                     params["query_type"] = opts.items["searchType"]
             elif opts is not None and opts.kind == "scalar":
                 params["k"] = opts
+            if "k" not in params:
+                # the library's default only when the receiver is the library's store (built by it here)
+                store = self.r.resolve(field(fn, "object"), ctx)
+                built = store.kind == "call" and self._js_store_name((store.call or "").split(".")[0])
+                if built and (opts is None or (opts.kind == "dict" and not opts.open)):
+                    params["k"] = C.lit(2 if llama else 4, "library_default:llamaindex" if llama
+                                        else "library_default:langchain").copy(
+                        override="parameter", prov=f"{'llamaindex' if llama else 'langchain'} default")
+                else:
+                    params["k"] = C.unknown("unresolved:receiver's type not known to be the library's",
+                                            text(node)[:120])
             self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
                                                    None, name))
         elif last in SQL_FUNCS:
             self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
         else:
             kind = self._llm_kind(name, receiver, last)
+            if kind and args and name.endswith(("completions.create", "responses.create")):
+                body = self.r.resolve(args[0], ctx)  # the SDK's request object: On your data sits in it
+                extra = body.get("extra_body") if body.kind == "dict" else None
+                if body.kind == "dict" and (body.get("data_sources") or body.get("dataSources")):
+                    self._js_delegated(node, qual, "", body, None, name, is_async)
+                elif extra is not None and extra.kind == "dict":
+                    self._js_delegated(node, qual, "", extra, None, name, is_async)
             if kind:
                 self._llm(node, qual, funcs, cls, kind, name, args)
 
@@ -187,12 +205,21 @@ class SearchSites:
                          ("filterAddOn", "filter")):
             if src in settings:
                 params[dst] = settings[src]
+        defaults: dict[str, Any] = {}
+        if kind == "on_your_data":
+            from ragdiag.codescan.python_retrieval import _CAMEL, OYD_DEFAULTS
+
+            given = {_CAMEL.get(k, k) for k in settings}
+            defaults = {k: v for k, v in OYD_DEFAULTS.items() if k not in given}
+            if "top" not in params:
+                params["top"] = C.lit(5, "library_default:on_your_data").copy(override="parameter",
+                                                                               prov="on_your_data default")
         if qsa is not None:
             params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site(kind, node, qual, params, {}, None, name, is_async))
         self.out.delegated.append(DelegatedRetrieval(
             file=self.rel, line=line(node), function=qual or "<module>", kind=kind, framework=framework,
-            store="azure_search", settings={k: export(v) for k, v in settings.items()}, call=name,
+            store="azure_search", settings={k: export(v) for k, v in settings.items()}, defaults=defaults, call=name,
             language=language(self.rel)))
         self._js_acl(self.out.search_calls[-1], node, qual)
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
-from ragdiag.codescan.python_index import callee_name, dotted
+from ragdiag.codescan.python_index import callee_name, dotted, unparse
 from ragdiag.codescan.python_resolve import VECTOR_CTORS
+from ragdiag.codescan.python_retrieval import LIBRARY_DEFAULTS, STORE_CTORS
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, lit, unknown
 
@@ -35,6 +36,17 @@ LC_SEARCH_METHODS = frozenset({"similarity_search", "similarity_search_with_scor
                                "semantic_hybrid_search_with_score_and_rerank"})
 SQL_METHODS = frozenset({"cosine_distance", "l2_distance", "max_inner_product", "l1_distance"})
 HTTP_METHODS = frozenset({"post", "get", "put", "request", "urlopen", "Request"})
+#: Store classes whose instances (or factories' results) are the library's.
+STORE_CLASSES = frozenset(STORE_CTORS) | {"VectorStoreIndex", "PGVectorStore", "PineconeVectorStore", "ElasticsearchStore",
+                                          "MongoDBAtlasVectorSearch", "Qdrant", "QdrantVectorStore", "Weaviate",
+                                          "WeaviateVectorStore", "Milvus", "LanceDB", "Redis", "OpenSearchVectorSearch",
+                                          "SupabaseVectorStore", "DocArrayInMemorySearch", "InMemoryVectorStore",
+                                          "AzureSearch", "AzureCosmosDBVectorSearch", "Pinecone", "PineconeStore"}
+_LIBRARY_TYPES = re.compile(r"\b(VectorStore|VectorStoreIndex|BaseRetriever|VectorStoreRetriever|BaseIndex|"
+                            r"langchain\w*\.|llama_index\.)")
+_LIBRARY_IMPORT = re.compile(r"^\s*from\s+(langchain\w*|llama_index)[\w.]*\s+import\s+[^\n]*"
+                             r"(VectorStore|FAISS|Chroma|AzureSearch|PGVector|Pinecone|Qdrant|Elasticsearch|Weaviate|"
+                             r"Milvus|Redis|VectorStoreIndex|load_index_from_storage)", re.M)
 
 
 class SearchSites:
@@ -190,9 +202,14 @@ class SearchSites:
                 channels["vector" if n_vec == 1 else f"vector_{n_vec}"] = self.ref(c.kwargs["vector"], vector=True)  # type: ignore[index]
 
     def _langchain_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if self._own_method(receiver, ctx, name.rsplit(".", 1)[-1]):
+            return  # the app's own wrapper: its body holds the real call, with the app's own parameters
         params: dict[str, Val] = {}
         if len(call.args) >= 2:
             params["k"] = self.r.resolve(call.args[1], ctx)
+        opaque = self._spread_kwargs(call, ctx, {"k": "k", "filter": "filter", "filters": "filter",
+                                                  "fetch_k": "fetch_k", "score_threshold": "score_threshold"}, params)
         for kw in call.keywords:
             if kw.arg == "k":
                 params["k"] = self.r.resolve(kw.value, ctx)
@@ -207,15 +224,21 @@ class SearchSites:
         if call.args:
             key = "vector" if "by_vector" in name else "search_text"
             channels[key] = self.ref(self.r.resolve(call.args[0], ctx), vector=key == "vector")
-        self._library_defaults(params, name, call)
+        self._defaults_if_library(params, name, call, receiver, ctx, opaque)
         self.out.search_calls.append(self.site("langchain", call, qual, params, channels, None, name, is_async))
 
     def _as_retriever(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str | None,
                       last: str) -> None:
-        kwnames = {k.arg for k in call.keywords}
+        receiver_node = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if self._own_method(receiver_node, ctx, last):
+            return  # the app's own `as_retriever`: not the library's, whatever its name
+        params: dict[str, Val] = {}
+        opaque = self._spread_kwargs(call, ctx, {"similarity_top_k": "k", "filters": "filter", "filter": "filter",
+                                                  "search_type": "query_type", "vector_store_query_mode": "query_type"},
+                                     params)
+        kwnames = {k.arg for k in call.keywords} | ({"similarity_top_k"} if "k" in params else set())
         llama = last != "as_retriever" or "similarity_top_k" in kwnames \
             or self.type_of(receiver) == "LlamaIndex" or "llama_index" in self.source
-        params: dict[str, Val] = {}
         for kw in call.keywords:
             if kw.arg == "similarity_top_k":
                 params["k"] = self.r.resolve(kw.value, ctx)
@@ -232,9 +255,85 @@ class SearchSites:
                             params[pname] = sk.items[key]
                 else:
                     params["k"] = unknown("search_kwargs", sk.expr)
-        self._library_defaults(params, "llamaindex.as_retriever" if llama else name, call)
+        self._defaults_if_library(params, "llamaindex.as_retriever" if llama else name, call, receiver_node, ctx,
+                                  opaque)
         self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", call, qual, params, {},
                                                None, name))
+
+    # -- receivers and spread keywords: a library default only where the library really is called ----------
+    def _spread_kwargs(self, call: ast.Call, ctx: Ctx, mapping: dict[str, str], params: dict[str, Val]) -> bool:
+        """Fold `**kwargs` into `params` when it resolves to a dict; True when some `**` part stays unknown."""
+        opaque = False
+        for kw in call.keywords:
+            if kw.arg is not None:
+                continue
+            d = self.r.resolve(kw.value, ctx)
+            if d.kind != "dict":
+                opaque = True
+                continue
+            opaque = opaque or d.open
+            for key, value in (d.items or {}).items():
+                if key in mapping:
+                    params[mapping[key]] = value
+        return opaque
+
+    def _own_method(self, receiver: ast.AST | None, ctx: Ctx, method: str) -> bool:
+        """Is `receiver.method(...)` a method of a class of the scanned tree (the app's own wrapper)?"""
+        if receiver is None:
+            return False
+        hit = self.r.class_of(receiver, ctx)
+        if hit is None:
+            return False
+        mod, cls, _ = hit
+        return f"{cls}.{method}" in mod.functions
+
+    def _library_receiver(self, receiver: ast.AST | None, ctx: Ctx) -> bool:
+        """Is the receiver known to be a LangChain / LlamaIndex object (built, annotated or typed as one)?"""
+        if receiver is None:
+            return False
+        if self.type_of(dotted(receiver)) in ("LCStore", "LlamaIndex", "faiss"):
+            return True
+        node = receiver
+        if isinstance(node, ast.Name) and ctx.func is not None:
+            assigns, _ = ctx.mod.locals_of(ctx.func)
+            entries = [e for e in assigns.get(node.id, ()) if e.kind == "assign"]
+            if entries:
+                node = entries[-1].value
+            else:
+                for prm in ctx.mod.params_of(ctx.func):
+                    if prm.name == node.id and prm.annotation:
+                        return bool(_LIBRARY_TYPES.search(prm.annotation))
+        elif isinstance(node, ast.Name) and node.id in ctx.mod.constants:
+            node = ctx.mod.constants[node.id][0]
+        if isinstance(node, ast.Await):
+            node = node.value
+        if isinstance(node, ast.Call):
+            callee = dotted(node.func) or ""
+            base = callee.rsplit(".", 2)[-2] if callee.count(".") >= 1 else callee
+            if callee.rsplit(".", 1)[-1] in STORE_CLASSES or base in STORE_CLASSES or _LIBRARY_TYPES.search(callee):
+                return True
+        return False
+
+    def _defaults_if_library(self, params: dict[str, Val], name: str, call: ast.Call, receiver: ast.AST | None,
+                             ctx: Ctx, opaque: bool) -> None:
+        """The library's defaults for what the call does not pass, only when the receiver is the library's.
+
+        Else (spread keywords that stay unknown, a receiver of unknown type) the absent parameter is
+        unresolved, with the expression shown: never a guess that feeds a verdict."""
+        if not opaque and (self._library_receiver(receiver, ctx) or self._library_file()):
+            self._library_defaults(params, name, call)
+            return
+        last = name.rsplit(".", 1)[-1] if not name.startswith("llamaindex.") else name
+        why = "spread keywords not resolved" if opaque else "receiver's type not known to be the library's"
+        for key in LIBRARY_DEFAULTS.get(last, {}):
+            if key not in params:
+                params[key] = unknown(f"unresolved:{why}", unparse(call, 120)).copy(
+                    override=f"library default only if {unparse(receiver, 60) if receiver is not None else '?'} "
+                             f"is the library's")
+
+    def _library_file(self) -> bool:
+        """The file builds its stores from the library itself (no class of its own stands in between)."""
+        return bool(_LIBRARY_IMPORT.search(self.source)) and not self.mod.classes
 
     def _rest(self, call: ast.Call, qual: str, ctx: Ctx, name: str, last: str, is_async: bool) -> None:
         url_node = None
