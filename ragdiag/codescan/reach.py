@@ -461,6 +461,7 @@ class CallGraph:
             if node is not None and not node.entry:
                 node.entry, node.why = "request", "served by langgraph.json"
         self._suffix: dict[str, list[str]] | None = None
+        self._children: dict[tuple[str, str], list[FuncNode]] | None = None
         self.reach: dict[str, dict[int, str]] = {k: self._reach([n for n in nodes if n.entry == k]) for k in self.KINDS}
         self.entries = {k: sum(1 for n in nodes if n.entry == k) for k in self.KINDS}
         self.has_request_entries = self.entries["request"] > 0
@@ -480,9 +481,16 @@ class CallGraph:
         return hits[0] if len(hits) == 1 else None
 
     def _members(self, n: FuncNode) -> list[FuncNode]:
-        """Definitions nested in `n` (a function's inner functions, a class's methods)."""
-        prefix = n.qual + "."
-        return [m for m in self.by_file[n.file] if m.kind != "module" and m.qual.startswith(prefix)]
+        """Definitions nested in `n` (a function's inner functions, a class's methods), indexed once."""
+        if self._children is None:
+            children: dict[tuple[str, str], list[FuncNode]] = defaultdict(list)
+            for m in self.nodes:
+                if m.kind != "module" and "." in m.qual:
+                    parts = m.qual.split(".")
+                    for i in range(1, len(parts)):
+                        children[(m.file, ".".join(parts[:i]))].append(m)
+            self._children = children
+        return self._children.get((n.file, n.qual), [])
 
     def _reach(self, seeds: list[FuncNode]) -> dict[int, str]:
         seen: dict[int, str] = {id(s): f"{s.file}:{s.start} {s.qual if s.kind != 'module' else s.why or 'module'}"
