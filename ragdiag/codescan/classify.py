@@ -115,7 +115,9 @@ def classify(file: str, function: str, line: int, graph: CallGraph | None, *, se
     node = graph.node_at(file, function, line)
     reached = graph.entry_of(node) if node is not None else None
     if reached is not None and reached[0] == "request":
-        return "request", f"reachable from {reached[1]}"
+        chain = graph.path(node)
+        via = f" via {' -> '.join(chain[1:])}" if len(chain) > 1 else ""
+        return "request", f"reachable from {reached[1]}{via}"[:300]
     if by_path is not None:
         return by_path, why
     if not graph.has_request_entries:

@@ -3,6 +3,7 @@ SQL strings and prompts. A mixin of the JS file scanner."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -18,11 +19,16 @@ from ragdiag.codescan.js_index import (
     string_value,
     text,
     walk_all,
+    walk_scope,
 )
 from ragdiag.codescan.model import CitationCheck, LLMCallSite
 from ragdiag.codescan.values import Val, lit
 
 LLM_METHODS = frozenset({"invoke", "stream", "batch", "call", "predict"})
+#: Calls that transform a value and do no retrieval of their own (not matched to search functions).
+_PLAIN_CALLS = frozenset({"map", "join", "filter", "slice", "json", "stringify", "parse", "trim", "replace", "toString",
+                          "concat", "push", "then", "select", "limit", "order", "eq", "single", "get", "codeBlock",
+                          "create", "invoke", "reduce", "forEach", "flatMap", "split", "entries", "keys", "values"})
 _SQL_RE = re.compile(r"<->|<=>|<#>|cosine_distance")
 _SQL_KEYWORDS = re.compile(r"\b(select|order\s+by|limit)\b", re.I)
 
@@ -86,6 +92,47 @@ class LLMSites:
             "or the same-file functions it calls",
             context_vars=context_vars, retrieved_context=any(C.CONTEXT_NAME_RE.search(n) for n in context_vars),
             module=self.mod.dotted, language=language(self.rel), call=name))
+        self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, funcs, closure))
+
+    def _trace_llm_context(self) -> None:
+        """The search calls whose results feed each LLM call's prompt (see the Python scanner's twin)."""
+        info = self.__dict__.get("_llm_info")
+        if not info:
+            return
+        site_lines = {s.line: s for s in self.out.search_calls}
+        for idx, funcs, closure in info:
+            if not funcs:
+                continue
+            names = set(closure)
+            direct: list[str] = []
+            calls: list[str] = []
+            for func in funcs:
+                body = field(func, "body") or func
+                for n in walk_scope(body):
+                    if n.type == "variable_declarator":
+                        pattern, value = field(n, "name"), field(n, "value")
+                        if pattern is None or value is None:
+                            continue
+                        bound = {text(x) for x in [pattern, *walk_scope(pattern)]
+                                 if x.type in ("identifier", "shorthand_property_identifier_pattern")}
+                    elif n.type == "assignment_expression" and field(n, "left") is not None \
+                            and field(n, "left").type == "identifier":
+                        value, bound = field(n, "right"), {text(field(n, "left"))}
+                    else:
+                        continue
+                    if not (bound & names) or value is None:
+                        continue
+                    first, last = value.start_point[0] + 1, value.end_point[0] + 1
+                    direct += [s.location for ln, s in site_lines.items() if first <= ln <= last]
+                    for sub in [value, *walk_all(value)]:
+                        if sub.type == "call_expression":
+                            callee = text(field(sub, "function")).rsplit(".", 1)[-1]
+                            if len(callee) > 2 and callee not in _PLAIN_CALLS:
+                                calls.append(callee)
+            if direct or calls:
+                rec = self.out.llm_calls[idx]
+                self.out.llm_calls[idx] = dataclasses.replace(
+                    rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20])
 
     def _bound_evidence(self, func: Any, cls: str | None, closure: set[str], skip: Any, depth: int,
                         seen: set[int]) -> list[str]:

@@ -55,6 +55,9 @@ class SearchSites:
                 and self._js_retrieves():
             self._js_store(node, qual, receiver.rsplit(".", 1)[-1], name)
             return
+        if last == "rpc" and receiver is not None and args:
+            self._rpc(node, qual, ctx, name, fn, args)
+            return
         if (fn.type == "identifier" and last in HTTP_FUNCS) or (receiver is not None and last in HTTP_METHODS):
             self._rest(node, qual, ctx, name, last, receiver, args, is_async)
         elif last == "search" and receiver is not None:
@@ -153,6 +156,45 @@ class SearchSites:
         self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
                                                is_async))
         self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _rpc(self, node: Any, qual: str, ctx: Ctx, name: str, fn: Any, args: list[Any]) -> None:
+        """`supabase.rpc('match_documents', {...}).limit(5)`: a search the database runs (see `db_rpc`)."""
+        from ragdiag.codescan.db_rpc import RpcCall, looks_like_search_rpc, record_rpc
+
+        fname = self.r.resolve(args[0], ctx)
+        if not (fname.is_str and fname.resolved):
+            return
+        rpc_args = self.r.resolve(args[1], ctx) if len(args) > 1 else None
+        if not looks_like_search_rpc(self.project, fname.value, rpc_args):
+            return
+        limit = None
+        up = node
+        while up.parent is not None and up.parent.type == "member_expression" and up.parent.parent is not None \
+                and up.parent.parent.type == "call_expression":
+            call = up.parent.parent
+            if text(field(up.parent, "property")) == "limit" and args_of(call):
+                limit = self.r.resolve(args_of(call)[0], ctx)
+            up = call
+        client = self.r.resolve(field(fn, "object"), ctx)
+        built = client.node if client.kind == "call" and client.node is not None else None
+        client_text = text(built) if built is not None else client.expr or ""
+        from_request = False
+        if built is not None:  # the caller's own token handed to the client (`headers: { authorization }`)
+            for ident in re.findall(r"\b(authorization|Authorization|[A-Za-z_$]*[Tt]oken|jwt)\b", client_text):
+                if re.search(r"req(uest)?\.headers|headers\.get|getSession|session|auth\.",
+                             self._local_text(ident, ctx)):
+                    from_request = True
+        record_rpc(self.project, RpcCall(self.rel, line(node), qual or "<module>", self.mod.dotted,
+                                         language(self.rel), fname.value, rpc_args, limit, client_text,
+                                         from_request, name), self.out)
+
+    def _local_text(self, name: str, ctx: Ctx) -> str:
+        """The text a local of the enclosing functions was last assigned (empty when none)."""
+        for func in ctx.funcs:
+            entries = [e for e in ctx.mod.locals_of(func)[0].get(name, ()) if e.kind == "assign" and e.value is not None]
+            if entries:
+                return text(entries[-1].value)
+        return ""
 
     def _js_store_name(self, name: str) -> bool:
         """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""

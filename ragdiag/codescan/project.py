@@ -37,6 +37,7 @@ class FileResult:
     frontend_defaults: list[Any] = field(default_factory=list)
     functions: list[Any] = field(default_factory=list)   # the call-graph nodes of the file (reach.FuncNode)
     arg_origins: list[Any] = field(default_factory=list)  # (callee, keyword, file, line, function, text)
+    gaps: list[Any] = field(default_factory=list)        # what the file holds that could not be read (model.Gap)
     scanned: bool = True
 
 

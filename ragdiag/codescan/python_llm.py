@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import re
 from collections import defaultdict
 from typing import Any
@@ -17,6 +18,11 @@ from ragdiag.codescan.values import export
 LC_CHAT_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "predict", "apredict", "batch",
                              "abatch"})
 _BUILTINS = frozenset(dir(builtins)) | {"self", "cls"}
+#: Calls that transform a value and produce no retrieval of their own (not matched to search functions).
+_PLAIN_CALLS = frozenset({"join", "format", "get", "append", "extend", "strip", "replace", "items", "values",
+                          "keys", "dumps", "loads", "lower", "upper", "split", "encode", "decode", "copy",
+                          "model_dump", "dict", "json", "to_dict", "render", "substitute", "format_map",
+                          "from_template", "from_messages", "invoke", "ainvoke", "create", "acreate"})
 
 
 class LLMSites:
@@ -91,6 +97,58 @@ class LLMSites:
             "or the same-file functions it calls",
             context_vars=context_vars, retrieved_context=retrieved, output_cap=output_cap, module=mod.dotted,
             language="python", call=name))
+        self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, func, closure))
+
+    def _trace_llm_context(self) -> None:
+        """Which search calls (here, or in the functions called) produce what each LLM call's prompt holds.
+
+        Sets `context_from` (sites of this file whose results feed the prompt), `context_calls` (the
+        functions called to produce the prompt's inputs, matched across the tree later) and
+        `context_accumulated` (those inputs grow in a loop that searches)."""
+        info = self.__dict__.get("_llm_info")
+        if not info:
+            return
+        site_of = {id(node): rec for rec, (_f, _c, node) in self.site_nodes if node is not None}
+        for idx, func, closure in info:
+            if func is None:
+                continue
+            assigns, subs = self.mod.locals_of(func)
+            feeders = self._feeders(func)
+            direct: list[str] = []
+            calls: list[str] = []
+            names = set(closure)
+            for name in closure:
+                values = [e.value for e in assigns.get(name, ()) if e.kind == "assign" and e.value is not None]
+                values += [e.value for e in subs.get(name, ()) if e.value is not None]
+                values += feeders.get(name, [])
+                for v in values:
+                    for sub in ast.walk(v):
+                        if not isinstance(sub, ast.Call):
+                            continue
+                        rec = site_of.get(id(sub))
+                        if rec is not None:
+                            direct.append(rec.location)
+                        else:
+                            cn = callee_name(sub)
+                            if cn and len(cn) > 2 and cn not in _BUILTINS and cn not in _PLAIN_CALLS:
+                                calls.append(cn)
+            accumulated = False
+            for loop in [*self.mod.nodes_of(func).get(ast.For, ()), *self.mod.nodes_of(func).get(ast.AsyncFor, ())]:
+                inner = [n for stmt in loop.body for n in ast.walk(stmt)]
+                grows = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and isinstance(n.func.value, ast.Name) and n.func.value.id in names
+                            and n.func.attr in ("append", "extend", "add", "update") for n in inner) or any(
+                    isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in names
+                    for n in inner)
+                searches = any(isinstance(n, ast.Call) and (id(n) in site_of or callee_name(n) in calls)
+                               for n in inner)
+                if grows and searches:
+                    accumulated = True
+            if direct or calls:
+                rec = self.out.llm_calls[idx]
+                self.out.llm_calls[idx] = dataclasses.replace(
+                    rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20],
+                    context_accumulated=accumulated)
 
     def _expand_closure(self, func: Any, closure: list[str]) -> list[str]:
         """Names feeding `closure` in `func`: assigned values, `x.append(...)` arguments, loop iterables."""

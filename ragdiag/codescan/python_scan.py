@@ -20,6 +20,7 @@ from ragdiag.codescan.core import Ctx, LanguageScanner, register
 from ragdiag.codescan.model import BudgetConstant, SearchCallSite, Skipped
 from ragdiag.codescan.python_acl import AclPass
 from ragdiag.codescan.python_agents import AgentsPass
+from ragdiag.codescan.python_callers import CallerValues
 from ragdiag.codescan.python_index import PyModule, ctor_tag, dotted, unparse
 from ragdiag.codescan.python_llm import LLMSites
 from ragdiag.codescan.python_resolve import PyResolver
@@ -118,7 +119,7 @@ def _interesting_lines(source: str) -> list[int]:
 
 
 class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilaritySites, AclPass, ResultsPass,
-                 AgentsPass):
+                 AgentsPass, CallerValues):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
     def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
@@ -308,6 +309,7 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self._acl_pass()
         self._results_pass()
         self._agents_pass()
+        self._trace_llm_context()
         return self.out
 
     def _budget_constants(self) -> None:

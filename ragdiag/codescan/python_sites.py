@@ -9,6 +9,7 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
+from ragdiag.codescan.model import Gap
 from ragdiag.codescan.python_index import callee_name, dotted, unparse
 from ragdiag.codescan.python_resolve import VECTOR_CTORS
 from ragdiag.codescan.python_retrieval import LIBRARY_DEFAULTS, STORE_CTORS
@@ -344,12 +345,42 @@ class SearchSites:
             url_node = call.args[1] if last == "request" and len(call.args) > 1 else call.args[0]
         if url_node is None:
             return
+        func, cls = self._cur[0], self._cur[1]
         url = self.r.resolve(url_node, ctx)
-        text, _ = C.text_of(url, "python")
-        if "/docs/search" not in text and "docs/search" not in text:
+        variants: list[tuple[Ctx, str, str]] = [(ctx, "", "")]
+        wrapper = func is not None and (_from_parameter(url) or any(
+            _from_parameter(self.r.resolve(kw.value, ctx)) for kw in call.keywords
+            if kw.arg in ("json", "data", "content", "body", "headers")))
+        if wrapper:
+            # the app's own wrapper: its URL, body and headers are what its callers hand it
+            callers = [c for c in self.caller_contexts(func, cls)
+                       if "docs/search" in C.text_of(self.r.resolve(url_node, c[0]), "python")[0]]
+            if callers:
+                variants = callers
+        text, _ = C.text_of(self.r.resolve(url_node, variants[0][0]), "python")
+        if "docs/search" not in text:
+            if not url.resolved and _looks_like_retrieval(qual, text):
+                self.out.gaps.append(Gap(
+                    file=self.rel, line=call.lineno, kind="http_wrapper", function=qual or "<module>",
+                    detail=f"{name}({unparse(url_node, 80)}): the URL is {url.source or 'unresolved'}; "
+                           f"what it sends cannot be read", language="python"))
             return
+        shapes = []
+        for vctx, caller, where in variants:
+            shapes.append((*self._rest_shape(call, vctx, last), caller, where))
+        if len(shapes) == 1 and not shapes[0][3]:
+            params, channels, builder = shapes[0][0], shapes[0][1], shapes[0][2]
+        else:
+            from ragdiag.codescan.python_callers import merge_variants
+
+            params = merge_variants([(p, c, w) for p, _ch, _b, c, w in shapes])
+            channels, builder = shapes[0][1], shapes[0][2] or f"{self.mod.dotted}:{qual}"
+        self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
+                                               is_async))
+
+    def _rest_shape(self, call: ast.Call, ctx: Ctx, last: str) -> tuple[dict[str, Val], dict[str, str | None], Any]:
+        """(parameters, channels, builder) of a REST search call as resolved in `ctx`."""
         body: Val | None = None
-        builder = None
         query: Val | None = None
         headers: Val | None = None
         for kw in call.keywords:
@@ -361,12 +392,31 @@ class SearchSites:
                 headers = self.r.resolve(kw.value, ctx)
         if body is None and len(call.args) >= 2 and last in ("post", "put"):
             body = self.r.resolve(call.args[1], ctx)
-        params, channels, rest_builder = C.rest_request((query, body), self.ref)
-        builder = builder or rest_builder
+        params, channels, builder = C.rest_request((query, body), self.ref)
+        if body is not None and body.kind != "dict":
+            # the body is not readable here: what it carries (top, filter, vector k) is unknown, not absent
+            params["body"] = body.copy() if not body.resolved else unknown("rest_body", body.expr)
+        elif body is not None and body.open:
+            params.setdefault("body", unknown("rest_body (keys added elsewhere)", body.expr))
         qsa = header(headers, "x-ms-query-source-authorization") if headers is not None else None
         if qsa is not None:
             params["query_source_authorization"] = qsa
-        self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
-                                               is_async))
+        return params, channels, builder
 
 
+def _from_parameter(v: Val) -> bool:
+    """Is the value (or its unknown part) one of the enclosing function's parameters?"""
+    return not v.resolved and (v.source.startswith("parameter:") or v.override.startswith("parameter:"))
+
+
+_URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|indexes|vector\w*)\b", re.I)
+_FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
+
+
+def _looks_like_retrieval(qual: str, url_text: str) -> bool:
+    """Does an HTTP call whose URL is not fully known look like retrieval: a search-like path in the part
+    that is known, or no known part at all in a function named for retrieval?"""
+    if _URL_RETRIEVAL.search(url_text or ""):
+        return True
+    literal = C.PLACEHOLDER_RE.sub("", url_text or "").strip()
+    return not literal and bool(_FN_RETRIEVAL.search((qual or "").rsplit(".", 1)[-1]))

@@ -33,7 +33,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from ragdiag.codescan.project import module_name
@@ -108,7 +108,10 @@ class FuncNode:
 
 
 def called_names(text: str, start: int = 0, end: int | None = None) -> set[str]:
-    """Names written just before a `(` in `text[start:end]` (calls, over-approximately; str scans, no regex)."""
+    """Names written just before a `(` in `text[start:end]` (calls, over-approximately; str scans, no regex).
+
+    A call on the object itself (`self.f(`, `this.f(`) is ``self.f``: it means a method of the
+    caller's own class, not every `f` of the tree."""
     end = len(text) if end is None else end
     out: set[str] = set()
     i = text.find("(", start, end)
@@ -120,7 +123,11 @@ def called_names(text: str, start: int = 0, end: int | None = None) -> set[str]:
         while k > start and (text[k - 1].isalnum() or text[k - 1] in "_$"):
             k -= 1
         if k < j and not text[k].isdigit():
-            out.add(text[k:j])
+            if k >= start + 5 and text[k - 1] == "." and text[k - 5:k - 1] in ("self", "this") \
+                    and (k == start + 5 or not (text[k - 6].isalnum() or text[k - 6] in "_$.")):
+                out.add("self." + text[k:j])  # a method of the object's own class
+            else:
+                out.add(text[k:j])
         i = text.find("(", i + 1, end)
     return out
 
@@ -165,7 +172,7 @@ def _block_end(text: str, header_end: int, indent: int) -> int:
     """Offset where the block of a def/class header ending at `header_end` ends (the next line as little indented)."""
     rx = _DEDENT.get(indent)
     if rx is None:
-        rx = _DEDENT[indent] = re.compile(r"\n(?=[ \t]{0,INDENT}[^ \t\n#)\]}])".replace("INDENT", str(indent)))
+        rx = _DEDENT[indent] = re.compile(r"\n(?=[ \t]{0,INDENT}[^ \t\r\n#)\]}])".replace("INDENT", str(indent)))
     m = rx.search(text, header_end)
     return m.start() + 1 if m else len(text)
 
@@ -268,6 +275,8 @@ def python_graph(rel: str, text: str) -> list[FuncNode]:
             entry, why = "request", "AWS Lambda handler"
         if entry is None and is_test and name.startswith("test"):
             entry, why = "test", "test function"
+        if entry == "request" and is_test:  # a route or tool a test defines serves the test, not a user
+            entry, why = "test", f"{why} in a test file"
         if entry == "request":
             file_request = True
         out.append(FuncNode(rel, name, qual, line + 1, end, calls, entry, refs, "func", why=why))
@@ -462,7 +471,8 @@ class CallGraph:
                 node.entry, node.why = "request", "served by langgraph.json"
         self._suffix: dict[str, list[str]] | None = None
         self._children: dict[tuple[str, str], list[FuncNode]] | None = None
-        self.reach: dict[str, dict[int, str]] = {k: self._reach([n for n in nodes if n.entry == k]) for k in self.KINDS}
+        self._parent: dict[int, FuncNode] = {}
+        self.reach: dict[str, dict[int, str]] = self._walk()
         self.entries = {k: sum(1 for n in nodes if n.entry == k) for k in self.KINDS}
         self.has_request_entries = self.entries["request"] > 0
 
@@ -492,34 +502,83 @@ class CallGraph:
             self._children = children
         return self._children.get((n.file, n.qual), [])
 
-    def _reach(self, seeds: list[FuncNode]) -> dict[int, str]:
-        seen: dict[int, str] = {id(s): f"{s.file}:{s.start} {s.qual if s.kind != 'module' else s.why or 'module'}"
-                                for s in seeds}
-        stack = list(seeds)
+    def _own_method(self, n: FuncNode, name: str) -> list[FuncNode]:
+        """The methods `name` of the class enclosing `n` (same file), nearest class first."""
+        parts = n.qual.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:i])
+            hits = [m for m in self.by_name.get((_lang(n.file), name), ()) if m.file == n.file
+                    and m.qual == f"{owner}.{name}"]
+            if hits:
+                return hits
+        return []
 
-        def visit(target: FuncNode, label: str) -> None:
-            if id(target) not in seen:
-                seen[id(target)] = label
-                stack.append(target)
+    def _targets(self, n: FuncNode) -> list[FuncNode]:
+        """What reaching `n` reaches: names it calls or hands over, its members, its module, its imports."""
+        lang = _lang(n.file)
+        out: list[FuncNode] = []
+        for name in n.calls | n.refs:
+            if name.startswith("self."):
+                own = self._own_method(n, name[5:])
+                if own:
+                    out.extend(own)
+                    continue
+                name = name[5:]  # inherited from a class elsewhere: any method of that name
+            if name.startswith("__"):
+                continue  # `super().__init__()`: the runtime calls dunders of a class reached otherwise
+            out.extend(self.by_name.get((lang, name), ()))
+        if n.kind != "module":
+            out.extend(self._members(n))
+        module = self.module_of.get(n.file)
+        if module is not None:
+            out.append(module)
+        if n.kind == "module":
+            for imp in n.imports:
+                rel = self._module_file(imp)
+                if rel is not None and rel in self.module_of:
+                    out.append(self.module_of[rel])
+        return out
 
-        while stack:
-            n = stack.pop()
-            label = seen[id(n)]
-            lang = _lang(n.file)
-            for name in n.calls | n.refs:
-                for target in self.by_name.get((lang, name), ()):
-                    visit(target, label)
-            for member in self._members(n) if n.kind != "module" else ():
-                visit(member, label)
-            module = self.module_of.get(n.file)
-            if module is not None:
-                visit(module, label)
-            if n.kind == "module":
-                for imp in n.imports:
-                    rel = self._module_file(imp)
-                    if rel is not None and rel in self.module_of:
-                        visit(self.module_of[rel], label)
-        return seen
+    def _walk(self) -> dict[str, dict[int, str]]:
+        """Reach of each kind of entry, in priority order (request, test, evaluation, script).
+
+        A node reached by an earlier kind is not expanded again: what it reaches is already claimed by
+        that kind, which `entry_of` reports first anyway. So every node is expanded once in all."""
+        reach: dict[str, dict[int, str]] = {k: {} for k in self.KINDS}
+        claimed: set[int] = set()
+        # test code never runs on a request, in an evaluation or a script: those walks do not enter it
+        tests = {id(n) for n in self.nodes if _TEST_PATH.search(n.file)}
+        for kind in ("request", "test", "evaluation", "script"):
+            fence = tests if kind != "test" else set()
+            seen = reach[kind]
+            stack: deque[FuncNode] = deque()  # breadth first: the path to a node is a shortest one
+            for s in self.nodes:
+                if s.entry == kind and id(s) not in claimed:
+                    claimed.add(id(s))
+                    seen[id(s)] = f"{s.file}:{s.start} {s.qual if s.kind != 'module' else s.why or 'module'}"
+                    stack.append(s)
+            while stack:
+                n = stack.popleft()
+                label = seen[id(n)]
+                for t in self._targets(n):
+                    if id(t) not in claimed and id(t) not in fence:
+                        claimed.add(id(t))
+                        seen[id(t)] = label
+                        self._parent[id(t)] = n
+                        stack.append(t)
+        return reach
+
+    def path(self, node: FuncNode, limit: int = 5) -> list[str]:
+        """The chain from the entry point that reached `node` down to it (qualified names, at most `limit`)."""
+        chain: list[str] = []
+        n: FuncNode | None = node
+        while n is not None and len(chain) < 64:
+            chain.append(n.qual if n.kind != "module" else f"{n.file} (module)")
+            n = self._parent.get(id(n))
+        chain.reverse()
+        if len(chain) > limit:
+            chain = [*chain[:2], "...", *chain[-(limit - 3):]]
+        return chain
 
     def node_at(self, file: str, function: str, line: int) -> FuncNode | None:
         """The innermost function of `file` holding `line` (its last name part matching `function`)."""

@@ -207,22 +207,27 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
         return tuple(sorted((_classified(r, graph) for r in items),
                             key=lambda r: (r.file, r.line, getattr(r, "kind", ""))))
 
+    from ragdiag.codescan.gaps import derive_gaps, trace_context
+
+    llm_calls, context_gaps = trace_context(merged.llm_calls, merged.search_calls)
+    gaps = [*merged.gaps, *derive_gaps(project, merged.search_calls, merged.skipped), *context_gaps]
+
     return CodeScan(
         root=base.as_posix(), files_scanned=scanned,
         search_calls=order(merged.search_calls), vector_queries=order(merged.vector_queries),
-        llm_calls=order(merged.llm_calls), budget_constants=order(merged.budget_constants),
+        llm_calls=order(llm_calls), budget_constants=order(merged.budget_constants),
         citation_checks=order(merged.citation_checks), prompt_rules=order(merged.prompt_rules),
         security_filters=order(merged.security_filters), goldset_files=tuple(goldset),
         skipped=tuple(sorted(merged.skipped, key=lambda s: s.file)),
         acl_sites=order(merged.acl_sites), fail_open=order(merged.fail_open), delegated=order(merged.delegated),
         thresholds=order(merged.thresholds), budget_units=order(merged.budget_units),
         agent_graphs=order(merged.agent_graphs), frontend_defaults=order(merged.frontend_defaults),
-        eval_result_files=tuple(eval_results))
+        eval_result_files=tuple(eval_results), gaps=order(gaps))
 
 
 _MERGED = ("search_calls", "vector_queries", "llm_calls", "budget_constants", "citation_checks", "prompt_rules",
            "security_filters", "skipped", "acl_sites", "fail_open", "delegated", "thresholds", "budget_units",
-           "agent_graphs", "frontend_defaults", "functions", "arg_origins")
+           "agent_graphs", "frontend_defaults", "functions", "arg_origins", "gaps")
 
 
 def _callers_pass_request_data(merged: C.FileResult) -> None:
