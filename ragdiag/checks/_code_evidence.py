@@ -92,12 +92,13 @@ def outcome(p: Any) -> Any:
 
 
 def report_gaps(v: Any, scan: Any, kinds: tuple[str, ...], *, params: tuple[str, ...] | None = None) -> list[Any]:
-    """List what the scan could not read (of `kinds`) as the ``code_gaps`` table; returns the request-path gaps.
+    """List what the scan could not read (of `kinds`) as the ``code_gaps`` table; returns the request-path gaps
+    (of unresolved parameters only those in `params`, when given: the ones the check's verdict rests on).
 
     A check that judges code must never pass on evidence with a hole: the caller turns the gaps it
     gets back into a ``warn`` (some evidence was judged, the rest is named) or a ``skipped`` (nothing
     else was found). Gaps of other classes (a test's wrapper) are listed, not judged."""
-    every = scan.gaps_in(kinds, scope="all", params=params)
+    every = scan.gaps_in(kinds, scope="all")
     if not every:
         return []
     v.table("code_gaps", "common.t_code_gaps", ("site", "site_class", "gap", "function", "detail"),
