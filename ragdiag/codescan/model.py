@@ -270,7 +270,10 @@ class GoldsetFile(_Record):
     ``inline_sources`` (the sources are cited inside the expected answer,
     `[file.pdf#page=7]`), ``no_source_ids`` (questions and answers, no
     sources: it measures answers, not retrieval), ``questions_only``.
-    Evaluation *results* are not goldsets: `CodeScan.eval_result_files`.
+    Evaluation *results* are not goldsets: `CodeScan.eval_result_files`. The validation over the
+    records read: `questions` (records with a question), `with_expected` (records naming their
+    expected sources, or answers for a file without sources), `duplicates` (repeated questions),
+    `problems` (what keeps it from measuring, in words).
     """
 
     path: str
@@ -278,6 +281,10 @@ class GoldsetFile(_Record):
     fields: tuple[str, ...] = ()
     records: int | None = None
     evidence: str = ""
+    questions: int = 0
+    with_expected: int = 0
+    duplicates: int = 0
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
