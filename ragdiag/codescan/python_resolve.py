@@ -388,6 +388,10 @@ class PyResolver(Resolver):
         value, line = fields[field]
         if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in ("Field", "field"):
             default = next((k.value for k in value.keywords if k.arg == "default"), None)
+            factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+            if default is None and isinstance(factory, ast.Name) and factory.id in ("dict", "list"):
+                default = ast.Dict(keys=[], values=[]) if factory.id == "dict" else ast.List(elts=[], ctx=ast.Load())
+                ast.copy_location(default, factory)
             if default is None and value.args and not (isinstance(value.args[0], ast.Constant)
                                                        and value.args[0].value is Ellipsis):
                 default = value.args[0]

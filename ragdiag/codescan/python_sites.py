@@ -254,10 +254,18 @@ class SearchSites:
                                        ("score_threshold", "score_threshold")):
                         if sk.items and key in sk.items:
                             params[pname] = sk.items[key]
+                    if sk.override:  # a configuration's dict (empty by default): what it adds replaces defaults
+                        kw_override = f"{sk.override} (search_kwargs)"
+                        self.__dict__["_search_kwargs_override"] = kw_override
                 else:
                     params["k"] = unknown("search_kwargs", sk.expr)
         self._defaults_if_library(params, "llamaindex.as_retriever" if llama else name, call, receiver_node, ctx,
                                   opaque)
+        override = self.__dict__.pop("_search_kwargs_override", "")
+        if override:
+            for key, val in list(params.items()):
+                if val.source.startswith("library_default"):
+                    params[key] = val.copy(override=override)
         self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", call, qual, params, {},
                                                None, name))
 
