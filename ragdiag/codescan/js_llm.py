@@ -68,7 +68,7 @@ class LLMSites:
         return [n for n in dict.fromkeys(names) if n not in bound]
 
     def _llm(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None, kind: str, name: str,
-             args: list[Any]) -> None:
+             args: list[Any], via: str = "") -> None:
         closure = self._identifiers(args)
         for func in funcs:
             local = self.mod.locals_of(func)
@@ -84,14 +84,23 @@ class LLMSites:
             "JSON", "Math", "console", "Promise", "Object", "Array", "String", "Number", "undefined"}
         context_vars = tuple(n for n in closure if n not in skip)
         evidence = self._bound_evidence(funcs[0], cls, set(closure), node, 0, set()) if funcs else []
+        retrieved = any(C.CONTEXT_NAME_RE.search(n) for n in context_vars)
+        # the app's own model client: the prompt is a parameter of the function the call sits in (see Python)
+        params = [p for p in param_names(funcs[0])] if funcs and not via else []
+        own = [n for n in context_vars if not n.startswith("this.")]
+        wrapper = bool(params) and bool(own) and all(n in params for n in own) and not evidence and not retrieved
         self.out.llm_calls.append(LLMCallSite(
             file=self.rel, line=line(node), kind=kind, function=qual or "<module>",
             context_bounded=bool(evidence),
             bound_evidence="; ".join(evidence[:3]) if evidence else
             "no slice, budget comparison or truncation helper on the context in this function "
             "or the same-file functions it calls",
-            context_vars=context_vars, retrieved_context=any(C.CONTEXT_NAME_RE.search(n) for n in context_vars),
-            module=self.mod.dotted, language=language(self.rel), call=name))
+            context_vars=context_vars, retrieved_context=retrieved,
+            module=self.mod.dotted, language=language(self.rel), call=name, via=via,
+            context_unresolved=f"the prompt is the parameter {', '.join(own)} of {qual}: its callers fill it"
+            if wrapper else ""))
+        if wrapper:
+            self.out.llm_wrappers.append((qual.rsplit(".", 1)[-1], qual, self.rel, line(node)))
         self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, funcs, closure))
 
     def _trace_llm_context(self) -> None:

@@ -24,6 +24,14 @@ SQL_FUNCS = frozenset({"cosineDistance", "l2Distance", "innerProduct", "cosine_d
 JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExistingIndex", "fromExistingCollection"})
 
 
+#: Model endpoints called over plain HTTP (OpenAI / Azure OpenAI chat and responses, Anthropic, Gemini).
+_MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent", re.I)
+#: Method names, or receivers, of what may be the app's own model client (`llmService.getChatCompletion`).
+_APP_LLM = re.compile(r"^(get)?(chat|chatCompletion|completion|complete|generate|generateAnswer|askLlm|callLlm|"
+                      r"getAnswer|getCompletion|answer|respond)$|llm|gpt", re.I)
+_APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chatClient|chat_client|modelClient|completion", re.I)
+
+
 class SearchSites:
     """Finds and records search call sites (mixed into `JSFileScan`)."""
 
@@ -113,6 +121,8 @@ class SearchSites:
                     self._js_delegated(node, qual, "", extra, None, name, is_async)
             if kind:
                 self._llm(node, qual, funcs, cls, kind, name, args)
+            elif _APP_LLM.search(last) or (receiver is not None and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+                self._llm(node, qual, funcs, cls, "app_client", name, args, via=last)  # kept if a wrapper has the name
 
     def _rest(self, node: Any, qual: str, ctx: Ctx, name: str, last: str, receiver: str | None,
               args: list[Any], is_async: bool) -> None:
@@ -131,6 +141,10 @@ class SearchSites:
         if url_val is None:
             return
         text, _ = C.text_of(url_val, "js")
+        if _MODEL_ENDPOINT.search(text) and not re.search(r"data_?[sS]ources", self.source):
+            # a model called over plain HTTP (fetch to /chat/completions, /responses): an LLM call
+            self._llm(node, qual, ctx.funcs, ctx.cls, "openai_chat", name, args[1:] or args)
+            return
         if "docs/search" not in text and "/retrieve" not in text and "/chat/completions" not in text:
             return
         if body is None and len(args) >= 2:

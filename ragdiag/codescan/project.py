@@ -38,6 +38,7 @@ class FileResult:
     functions: list[Any] = field(default_factory=list)   # the call-graph nodes of the file (reach.FuncNode)
     arg_origins: list[Any] = field(default_factory=list)  # (callee, keyword, file, line, function, text)
     gaps: list[Any] = field(default_factory=list)        # what the file holds that could not be read (model.Gap)
+    llm_wrappers: list[Any] = field(default_factory=list)  # (function name, qual, file, line): the app's model client
     scanned: bool = True
 
 

@@ -74,10 +74,12 @@ class LLMSites:
                     names.append(f"self.{sub.attr}")
         return list(dict.fromkeys(names))
 
-    def _llm(self, call: ast.Call, qual: str, func: Any, cls: str | None, kind: str, name: str) -> None:
+    def _llm(self, call: ast.Call, qual: str, func: Any, cls: str | None, kind: str, name: str,
+             via: str = "") -> None:
         exprs: list[ast.AST] = [kw.value for kw in call.keywords
-                                if kw.arg in ("messages", "input", "prompt", "contents", "instructions", None)]
-        exprs += list(call.args)
+                                if kw.arg in ("messages", "input", "prompt", "contents", "instructions", None,
+                                              *(("json", "data", "content") if kind == "http_model" else ()))]
+        exprs += list(call.args) if kind != "http_model" else []
         mod = self.mod
         closure = self._names_in(exprs)
         if func is not None:
@@ -89,14 +91,26 @@ class LLMSites:
         cap_node = next((kw.value for kw in call.keywords if kw.arg in ("max_tokens", "max_completion_tokens",
                                                                        "max_output_tokens", "max_new_tokens")), None)
         output_cap = export(self.r.resolve(cap_node, self.ctx(func, cls))) if cap_node is not None else None
+        # the app's own client: the prompt is a parameter of the function the model call sits in, so what it
+        # holds is its callers' (found across the tree as `app_client` calls of that function's name)
+        params = [p for p in param_names(func) if p not in ("self", "cls")] if func is not None and not via else []
+        own = [n for n in context_vars if not n.startswith("self.")]
+        # a parameter named like retrieved content (docs, hits) is judged here as before: its name says what it is
+        wrapper = bool(params) and bool(own) and all(n in params or n in ("kwargs", "args") for n in own) \
+            and not evidence and not retrieved
         self.out.llm_calls.append(LLMCallSite(
-            file=self.rel, line=call.lineno, kind=kind, function=qual or "<module>",
+            file=self.rel, line=call.lineno, kind="other" if kind == "http_model" else kind,
+            function=qual or "<module>",
             context_bounded=bool(evidence),
             bound_evidence="; ".join(evidence[:3]) if evidence else
             "no slice, budget comparison or truncation helper on the context in this function "
             "or the same-file functions it calls",
-            context_vars=context_vars, retrieved_context=retrieved, output_cap=output_cap, module=mod.dotted,
-            language="python", call=name))
+            context_vars=context_vars, retrieved_context=retrieved and not wrapper, output_cap=output_cap,
+            module=mod.dotted, language="python", call=name, via=via,
+            context_unresolved=f"the prompt is the parameter {', '.join(p for p in own if p in params)} of "
+                               f"{qual}: its callers fill it" if wrapper else ""))
+        if wrapper:
+            self.out.llm_wrappers.append((func.name, qual, self.rel, call.lineno))
         self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, func, closure))
 
     def _trace_llm_context(self) -> None:
@@ -209,7 +223,10 @@ class LLMSites:
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
                     and node.slice.upper is not None and node.slice.lower is None:
                 base = dotted(node.value) or ""
-                if depth or base.split(".")[0] in closure or base in closure:
+                # here: a slice of what the prompt holds; in a helper: a slice of what the helper was given
+                # (a helper cutting some other list, image URLs say, bounds nothing the prompt gets from the caller)
+                own = closure if not depth else self._given(func)
+                if base.split(".")[0] in own or base in own:
                     out.append(prefix + unparse(node, 100))
             elif isinstance(node, ast.Compare):
                 names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
@@ -236,6 +253,18 @@ class LLMSites:
             elif isinstance(node, ast.Name) and node.id.lower() == "max_sources":
                 out.append(prefix + node.id)
         return list(dict.fromkeys(out))
+
+    def _given(self, func: Any) -> set[str]:
+        """What a helper was given: its parameters and the loop or comprehension variables over them."""
+        given = set(param_names(func))
+        for n in walk_body(func.body):
+            if isinstance(n, ast.comprehension) or isinstance(n, (ast.For, ast.AsyncFor)):
+                root = n.iter
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                    root = root.func if isinstance(root, ast.Call) else root.value
+                if isinstance(root, ast.Name) and root.id in given:
+                    given.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))
+        return given
 
     # -- prompts and citations -------------------------------------------------------------------
     def _citations(self) -> None:

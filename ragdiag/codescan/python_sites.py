@@ -84,6 +84,9 @@ class SearchSites:
             self.out.search_calls.append(self.site("sql_similarity", call, qual, {}, {}, None, name))
         elif want_llm and self._llm_kind(call, name, receiver, last):
             self._llm(call, qual, func, cls, self._llm_kind(call, name, receiver, last) or "other", name)
+        elif _APP_LLM.search(last) or (receiver is not None and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+            # possibly a call of the app's own model client: kept once the tree shows a wrapper of that name
+            self._llm(call, qual, func, cls, "app_client", name, via=last)
         elif last in HTTP_METHODS and self.has_http and (
                 last != "get" or re.search(r"requests|httpx|session|client|http|aiohttp|api", receiver or "", re.I)):
             self._rest(call, qual, ctx, name, last, is_async)
@@ -366,6 +369,9 @@ class SearchSites:
             if callers:
                 variants = callers
         text, _ = C.text_of(self.r.resolve(url_node, variants[0][0]), "python")
+        if _MODEL_ENDPOINT.search(text):
+            self._llm(call, qual, func, cls, "http_model", name)  # a model called over plain HTTP
+            return
         if "docs/search" not in text:
             if not url.resolved and _looks_like_retrieval(qual, text):
                 self.out.gaps.append(Gap(
@@ -417,6 +423,14 @@ def _from_parameter(v: Val) -> bool:
     return not v.resolved and (v.source.startswith("parameter:") or v.override.startswith("parameter:"))
 
 
+#: Model endpoints called over plain HTTP (OpenAI / Azure OpenAI chat and responses, Anthropic, Gemini).
+_MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent|"
+                             r"/v1/completions", re.I)
+#: Method names, or receivers, of what may be the app's own model client (`llm_helper.get_chat_completion`).
+_APP_LLM = re.compile(r"^(get_)?(chat|chat_completion|completion|complete|generate|generate_answer|ask_llm|call_llm|"
+                      r"llm_call|run_llm|query_llm|get_answer|get_completion|chat_completions?|answer|respond)$|"
+                      r"llm|gpt", re.I)
+_APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chat_?client|model_?client|completion", re.I)
 _URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|indexes|vector\w*)\b", re.I)
 _FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
 

@@ -24,6 +24,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import scanner_for
 from ragdiag.codescan.model import (
+    Gap,
     ResolvedValue,
     Skipped,
 )
@@ -209,7 +210,7 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
 
     from ragdiag.codescan.gaps import derive_gaps, trace_context
 
-    llm_calls, context_gaps = trace_context(merged.llm_calls, merged.search_calls)
+    llm_calls, context_gaps = trace_context(_through_wrappers(merged), merged.search_calls)
     gaps = [*merged.gaps, *derive_gaps(project, merged.search_calls, merged.skipped), *context_gaps]
 
     return CodeScan(
@@ -227,7 +228,47 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
 
 _MERGED = ("search_calls", "vector_queries", "llm_calls", "budget_constants", "citation_checks", "prompt_rules",
            "security_filters", "skipped", "acl_sites", "fail_open", "delegated", "thresholds", "budget_units",
-           "agent_graphs", "frontend_defaults", "functions", "arg_origins", "gaps")
+           "agent_graphs", "frontend_defaults", "functions", "arg_origins", "gaps", "llm_wrappers")
+
+
+def _through_wrappers(merged: C.FileResult) -> list[Any]:
+    """Model calls through the app's own client: keep the callers of a wrapper, judge them, not the wrapper.
+
+    A wrapper is a function whose model call's prompt is one of its parameters (`def
+    get_chat_completion(self, messages): return self.client.chat.completions.create(messages=messages)`).
+    The scanners record every call that may go through such a client (`kind="app_client"`, `via` the
+    method name); those whose name matches a wrapper anywhere in the tree are model calls, given the
+    wrapper's kind and name (`via` = its qualified name), the rest are dropped. A wrapper with callers
+    is not judged itself (its prompt is theirs); one without any keeps its `context_unresolved` gap."""
+    import dataclasses
+
+    wrappers: dict[str, tuple[str, str, int]] = {}
+    for name, qual, file, line in merged.llm_wrappers:
+        wrappers.setdefault(name, (qual, file, line))
+    kinds = {(c.file, c.line): c.kind for c in merged.llm_calls if c.kind != "app_client"}
+    called: set[str] = set()
+    out: list[Any] = []
+    for c in merged.llm_calls:
+        if c.kind != "app_client":
+            out.append(c)
+            continue
+        hit = wrappers.get(c.via)
+        if hit is None or (c.file, c.function.rsplit(".", 1)[-1]) == (hit[1], c.via):
+            continue
+        called.add(c.via)
+        out.append(dataclasses.replace(c, kind=kinds.get((hit[1], hit[2]), "other"), via=f"{hit[0]} ({hit[1]}:{hit[2]})"))
+    final = []
+    for c in out:
+        name = c.function.rsplit(".", 1)[-1]
+        if c.context_unresolved.startswith("the prompt is the parameter") and name in called:
+            c = dataclasses.replace(c, context_unresolved="", retrieved_context=False,
+                                    bound_evidence=f"the app's model client: its callers' prompts are judged at their calls")
+        elif c.context_unresolved.startswith("the prompt is the parameter"):
+            merged.gaps.append(Gap(file=c.file, line=c.line, kind="llm_wrapper", function=c.function,
+                                   detail=c.context_unresolved + "; no caller of it was found in the tree",
+                                   site=c.location, language=c.language, cell=c.cell))
+        final.append(c)
+    return final
 
 
 def _callers_pass_request_data(merged: C.FileResult) -> None:
