@@ -30,6 +30,16 @@ _MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses
 _APP_LLM = re.compile(r"^(get)?(chat|chatCompletion|completion|complete|generate|generateAnswer|askLlm|callLlm|"
                       r"getAnswer|getCompletion|answer|respond)$|llm|gpt", re.I)
 _APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chatClient|chat_client|modelClient|completion", re.I)
+_URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|vector\w*)\b", re.I)
+_FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
+
+
+def _looks_like_retrieval(qual: str, url_text: str) -> bool:
+    """An HTTP call whose URL is not fully known, on a search-like path or in a function named for retrieval."""
+    if _URL_RETRIEVAL.search(url_text or ""):
+        return True
+    literal = C.PLACEHOLDER_RE.sub("", url_text or "").strip()
+    return not literal and bool(_FN_RETRIEVAL.search((qual or "").rsplit(".", 1)[-1]))
 
 
 class SearchSites:
@@ -141,6 +151,23 @@ class SearchSites:
         if url_val is None:
             return
         text, _ = C.text_of(url_val, "js")
+        if not url_val.resolved and (url_val.source.startswith("parameter:") or url_val.override.startswith(
+                "parameter:")) and ctx.funcs and "docs/search" not in text:
+            # the app's own REST wrapper: the URL and body are what its callers in this module hand it
+            for cctx in self._caller_contexts(ctx.funcs[0], ctx.cls):
+                got = self.r.resolve(args[0], cctx)
+                if "docs/search" in C.text_of(got, "js")[0]:
+                    ctx, first, url_val = cctx, self.r.resolve(args[0], cctx), got
+                    text = C.text_of(got, "js")[0]
+                    break
+        handled = "docs/search" in text or "/retrieve" in text or _MODEL_ENDPOINT.search(text)
+        if not url_val.resolved and not handled and _looks_like_retrieval(qual, text):
+            from ragdiag.codescan.model import Gap
+
+            self.out.gaps.append(Gap(file=self.rel, line=line(node), kind="http_wrapper", function=qual or "<module>",
+                                     detail=f"{name}({text[:80]}): the URL is {url_val.source or 'unresolved'}; "
+                                            f"what it sends cannot be read", language=language(self.rel)))
+            return
         if _MODEL_ENDPOINT.search(text) and not re.search(r"data_?[sS]ources", self.source):
             # a model called over plain HTTP (fetch to /chat/completions, /responses): an LLM call
             self._llm(node, qual, ctx.funcs, ctx.cls, "openai_chat", name, args[1:] or args)
@@ -209,6 +236,31 @@ class SearchSites:
             if entries:
                 return text(entries[-1].value)
         return ""
+
+    def _caller_contexts(self, func: Any, cls: str | None) -> list[Ctx]:
+        """Contexts binding `func`'s parameters to each call of it in this module (by name, `this.` in a class)."""
+        from ragdiag.codescan.js_index import func_name
+
+        name = func_name(func, func.parent) if func.parent is not None else None
+        if not name:
+            return []
+        out = []
+        for node, _qual, funcs, ccls in self.calls:
+            fn = field(node, "function")
+            if fn is None or node.type != "call_expression":
+                continue
+            callee = text(fn)
+            if callee != name and not (callee == f"this.{name}" and ccls == cls) and \
+                    not callee.endswith(f".{name}"):
+                continue
+            if any(f.id == func.id for f in funcs):
+                continue
+            positional = [None if a.type == "spread_element" else a for a in args_of(node)]
+            bindings = self.r.bind_call(self.mod, func, positional, {}, self.ctx(funcs, ccls))
+            out.append(Ctx(self.mod, (func,), cls, bindings))
+            if len(out) >= 8:
+                break
+        return out
 
     def _js_store_name(self, name: str) -> bool:
         """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""

@@ -63,6 +63,9 @@ class SearchSites:
         ctx = self.ctx(func, cls)
         is_async = id(call) in self.awaited
         self._cur = (func, cls, call)
+        if last == "rpc" and receiver is not None and call.args:
+            self._rpc(call, qual, ctx, name)
+            return
         if self._delegated_call(call, qual, ctx, name, receiver, last, is_async):
             return
         if last in VECTOR_CTORS:
@@ -93,6 +96,29 @@ class SearchSites:
         if "search_in" in last.lower() and call.args and isinstance(call.args[0], ast.Constant) \
                 and isinstance(call.args[0].value, str) and C.SECURITY_FIELD_RE.match(call.args[0].value):
             self._search_in_helper(call, qual, func, cls)
+
+    def _rpc(self, call: ast.Call, qual: str, ctx: Ctx, name: str) -> None:
+        """`supabase.rpc("match_documents", {...}).execute()`: a search the database runs (see `db_rpc`)."""
+        from ragdiag.codescan.db_rpc import RpcCall, looks_like_search_rpc, record_rpc
+
+        fname = self.r.resolve(call.args[0], ctx)
+        if not (fname.is_str and fname.resolved):
+            return
+        args = self.r.resolve(call.args[1], ctx) if len(call.args) > 1 else None
+        if not looks_like_search_rpc(self.project, fname.value, args):
+            return
+        client = self.r.resolve(call.func.value, ctx) if isinstance(call.func, ast.Attribute) else None
+        client_text = unparse(client.node, 200) if client is not None and client.kind == "call" and \
+            client.node is not None else (client.expr if client is not None else "")
+        if client is not None and client.kind != "call" and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name) and ctx.func is not None:
+            assigns, _ = self.mod.locals_of(ctx.func)
+            last = next((e.value for e in reversed(assigns.get(call.func.value.id, ())) if e.value is not None), None)
+            client_text = unparse(last, 200) if last is not None else client_text
+        user = bool(re.search(r"postgrest\.auth\(|set_session\(|access_token|jwt", self.fn_low(ctx.func)
+                              if ctx.func is not None else "", re.I))
+        record_rpc(self.project, RpcCall(self.rel, call.lineno, qual or "<module>", self.mod.dotted, "python",
+                                         fname.value, args, None, client_text or "", user, name), self.out)
 
     def _kw_params(self, call: ast.Call, ctx: Ctx, mapping: dict[str, str]) -> dict[str, Val]:
         out: dict[str, Val] = {}
