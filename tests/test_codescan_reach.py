@@ -152,3 +152,43 @@ def test_graph_helpers() -> None:
     assert [n.kind for n in js_graph("web/x.ts", "export function GET() {}\n")] == ["func", "module"]
     assert langgraph_entries('{"graphs": {"g": "./src/g.py:graph", "h": {"path": "h.py:x"}}}') == ["src/g.py", "h.py"]
     assert langgraph_entries("not json") == []
+
+
+def test_a_route_a_test_defines_is_a_test_not_the_request_path(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"app/search.py": SEARCH, "app/api.py": (
+        "from fastapi import FastAPI\nfrom app.search import find\n\napp = FastAPI()\n\n\n"
+        "@app.get('/ask')\ndef ask(q: str):\n    return find(q)\n"), "tests/test_api.py": (
+        "from fastapi import FastAPI\nfrom app.search import old_find\n\napp = FastAPI()\n\n\n"
+        "@app.get('/probe')\ndef probe(q: str):\n    return old_find(q)\n")})
+    classes = _classes(root)
+    assert classes["find"][0] == "request"
+    assert classes["old_find"][0] == "test" and "tests/test_api.py" in classes["old_find"][1]
+
+
+def test_a_call_on_self_reaches_the_own_class_only(tmp_path: Path) -> None:
+    """`self.run(...)` in one class is not a call of every other class's `run` (a dead plugin stays dead)."""
+    plugin = ('from azure.search.documents import SearchClient\n\nclient = SearchClient("e", "i", None)\n\n\n'
+              'class DeadPlugin:\n    def run(self, q):\n        return list(client.search(search_text=q, top=3))\n')
+    live = ('from fastapi import FastAPI\n\napp = FastAPI()\n\n\nclass Worker:\n    def run(self, q):\n'
+            '        return q.upper()\n\n    def go(self, q):\n        return self.run(q)\n\n\n'
+            '@app.get("/w")\ndef w(q: str):\n    return Worker().go(q)\n')
+    classes = _classes(_tree(tmp_path, {"plugins/dead.py": plugin, "app.py": live}))
+    assert classes["DeadPlugin.run"][0] == "unreachable"
+
+
+def test_windows_line_endings_do_not_cut_a_class_short(tmp_path: Path) -> None:
+    """A blank CRLF line inside a class is no dedent: its methods stay its methods, not module code."""
+    text = ('from azure.search.documents import SearchClient\r\n\r\nclient = SearchClient("e", "i", None)\r\n\r\n'
+            'class Plugin:\r\n    def a(self):\r\n        return 1\r\n\r\n    def find(self, q):\r\n'
+            '        return list(client.search(search_text=q, top=3))\r\n')
+    nodes = {n.qual: n for n in python_graph("p.py", text)}
+    assert nodes["Plugin"].end >= nodes["Plugin.find"].end
+    assert "search" not in nodes["<module>"].calls
+
+
+def test_the_reason_names_the_path_from_the_entry_point(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"app/search.py": SEARCH, "app/api.py": (
+        "from fastapi import FastAPI\nfrom app.search import find\n\napp = FastAPI()\n\n\n"
+        "def helper(q):\n    return find(q)\n\n\n@app.get('/ask')\ndef ask(q: str):\n    return helper(q)\n")})
+    reason = _classes(root)["find"][1]
+    assert reason.startswith("reachable from app/api.py") and "helper -> find" in reason

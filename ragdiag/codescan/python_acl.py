@@ -195,7 +195,7 @@ class AclPass:
                     self._fail(site, "dropped_when_absent",
                                f"the permission clause is added only when {name} is set; {name} defaults to "
                                f"{unparse(default, 20)} ({self.rel}:{default.lineno})", line=site.line)
-                for c_ctx, caller, where in self.caller_contexts(func, ctx.cls):
+                for c_ctx, _caller, _where in self.caller_contexts(func, ctx.cls):
                     bound = (c_ctx.bindings or {}).get(value.id)
                     if bound is not None and bound.node is not None and isinstance(bound.ctx, Ctx):
                         sources.append((bound.node, bound.ctx))
@@ -213,7 +213,7 @@ class AclPass:
             if not isinstance(call, ast.Call):
                 continue
             target = self._same_module_function(call, nctx.cls)
-            if target is None or not C.TOKEN_CALL_RE.search(target.name):
+            if target is None or not (C.TOKEN_CALL_RE.search(target.name) or re.search(r"token", target.name, re.I)):
                 continue
             nones = [r.lineno for r in walk_body(target.body) if isinstance(r, ast.Return)
                      and (r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None))]

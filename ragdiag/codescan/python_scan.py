@@ -40,7 +40,7 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              "httpx", "aiohttp", "urllib", ".post(", ".request(", "prompt", "search_in", "retrieve(",
              "data_sources", "extra_body", "query_source", "query-source", "azureaisearch", "faiss",
              "add_node", "rerankerscore", "reranker_score", "score_threshold", "top_n_documents", "strictness",
-             "in_scope")
+             "in_scope", ".rpc(")
 
 
 def _triggered(source: str) -> bool:
@@ -81,7 +81,7 @@ _LINE_WORDS = (*_KEYWORDS, "searchclient", "openai", "faiss", "vectorstoreindex"
                "pgvector", "chat", "max_marginal_relevance", "l1_distance", "client.", "session.", ".put(",
                "urlopen", "search.in", "add_edge",
                "add_conditional_edges", "stategraph", "recursion_limit", "retrieve", "knowledge", "datasource",
-               "documentstore", "vectorstore", "chroma", "pgvector")
+               "documentstore", "vectorstore", "chroma", "pgvector", ".rpc(")
 
 
 def _security_offsets(source: str, low: str) -> list[int]:

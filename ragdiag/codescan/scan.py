@@ -262,7 +262,7 @@ def _through_wrappers(merged: C.FileResult) -> list[Any]:
         name = c.function.rsplit(".", 1)[-1]
         if c.context_unresolved.startswith("the prompt is the parameter") and name in called:
             c = dataclasses.replace(c, context_unresolved="", retrieved_context=False,
-                                    bound_evidence=f"the app's model client: its callers' prompts are judged at their calls")
+                                    bound_evidence="the app's model client: its callers' prompts are judged at their calls")
         elif c.context_unresolved.startswith("the prompt is the parameter"):
             merged.gaps.append(Gap(file=c.file, line=c.line, kind="llm_wrapper", function=c.function,
                                    detail=c.context_unresolved + "; no caller of it was found in the tree",
