@@ -49,6 +49,11 @@ MAX_RECORDS = 5000
 #: Question fields that make a data file found by its content alone a goldset candidate (strict).
 _CONTENT_QUESTION = re.compile(r"^(question|questions|query|queries|q|user_question|user_query|user_input|ask|"
                                r"question_text|query_text)$", re.I)
+#: A question field as JSON, YAML or a CSV header writes it (bytes: tested before anything is parsed).
+_QUESTION_FIELD = re.compile(rb"(?im)(?:[\"'](?:question|questions|query|queries|q|user_question|user_query|"
+                             rb"user_input|ask|question_text|query_text)[\"']\s*:|^[ \t-]*(?:question|questions|query|"
+                             rb"queries|q|user_question|user_query|user_input|ask|question_text|query_text)\s*:|"
+                             rb"^[^\n]{0,200}\b(?:question|query|q)\b[^\n]{0,200}[,\t])")
 #: File names that are configuration, never data (read neither by name nor by content).
 _CONFIG_NAMES = re.compile(r"^(package(-lock)?|tsconfig[\w.-]*|jsconfig|composer|renovate|vercel|app|manifest|launch|"
                            r"settings|extensions|tasks|\.?eslintrc[\w.]*|\.?prettierrc[\w.]*|pnpm-lock|yarn|"
@@ -104,7 +109,7 @@ def _records(path: Path, limit: int = MAX_RECORDS) -> list[dict[str, Any]] | Non
             else:
                 import yaml
 
-                data = yaml.safe_load(head)
+                data = yaml.load(head, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
         except Exception:  # noqa: BLE001 - a client's malformed file is no goldset, never a crash
             return None
         if isinstance(data, dict):
@@ -241,8 +246,12 @@ def classify_goldsets(base: Path, project: Any) -> tuple[list[GoldsetFile], list
             try:
                 if path.stat().st_size > MAX_DATA_BYTES:
                     continue
+                with path.open("rb") as f:
+                    head = f.read(65536)
             except OSError:
                 continue
+            if not _QUESTION_FIELD.search(head):
+                continue  # no question field where records would start: not parsed at all (most data files)
         records = _records(path)
         if not named and not _by_content(records):
             continue

@@ -27,8 +27,8 @@ JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExist
 #: Model endpoints called over plain HTTP (OpenAI / Azure OpenAI chat and responses, Anthropic, Gemini).
 _MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent", re.I)
 #: Method names, or receivers, of what may be the app's own model client (`llmService.getChatCompletion`).
-_APP_LLM = re.compile(r"^(get)?(chat|chatCompletion|completion|complete|generate|generateAnswer|askLlm|callLlm|"
-                      r"getAnswer|getCompletion|answer|respond)$|llm|gpt", re.I)
+_APP_LLM = re.compile(r"^(get)?(chat|chatCompletions?|completion|complete|generate|generateAnswer|ask|askLlm|"
+                      r"callLlm|invokeLlm|getAnswer|getCompletion|getChatCompletion\w*|answer|respond)$")
 _APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chatClient|chat_client|modelClient|completion", re.I)
 _URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|vector\w*)\b", re.I)
 _FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
@@ -131,7 +131,8 @@ class SearchSites:
                     self._js_delegated(node, qual, "", extra, None, name, is_async)
             if kind:
                 self._llm(node, qual, funcs, cls, kind, name, args)
-            elif _APP_LLM.search(last) or (receiver is not None and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+            elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+                                          and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
                 self._llm(node, qual, funcs, cls, "app_client", name, args, via=last)  # kept if a wrapper has the name
 
     def _rest(self, node: Any, qual: str, ctx: Ctx, name: str, last: str, receiver: str | None,

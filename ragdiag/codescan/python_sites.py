@@ -87,7 +87,8 @@ class SearchSites:
             self.out.search_calls.append(self.site("sql_similarity", call, qual, {}, {}, None, name))
         elif want_llm and self._llm_kind(call, name, receiver, last):
             self._llm(call, qual, func, cls, self._llm_kind(call, name, receiver, last) or "other", name)
-        elif _APP_LLM.search(last) or (receiver is not None and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+        elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+                                      and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
             # possibly a call of the app's own model client: kept once the tree shows a wrapper of that name
             self._llm(call, qual, func, cls, "app_client", name, via=last)
         elif last in HTTP_METHODS and self.has_http and (
@@ -453,9 +454,9 @@ def _from_parameter(v: Val) -> bool:
 _MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent|"
                              r"/v1/completions", re.I)
 #: Method names, or receivers, of what may be the app's own model client (`llm_helper.get_chat_completion`).
-_APP_LLM = re.compile(r"^(get_)?(chat|chat_completion|completion|complete|generate|generate_answer|ask_llm|call_llm|"
-                      r"llm_call|run_llm|query_llm|get_answer|get_completion|chat_completions?|answer|respond)$|"
-                      r"llm|gpt", re.I)
+_APP_LLM = re.compile(r"^a?(get_)?(chat|chat_completions?|completion|complete|generate|generate_answer|ask|ask_llm|"
+                      r"call_llm|llm_call|run_llm|query_llm|invoke_llm|get_answer|get_completion|"
+                      r"get_chat_completion\w*|chat_with_\w+|answer|respond)$")
 _APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chat_?client|model_?client|completion", re.I)
 _URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|indexes|vector\w*)\b", re.I)
 _FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)

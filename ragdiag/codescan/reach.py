@@ -64,6 +64,9 @@ _WEB_APP = re.compile(r"\b(FastAPI|Flask|Quart|Starlette|Sanic|APIRouter|Bluepri
                       r"\bweb\.Application\s*\(|\b(?:uvicorn|hypercorn|web)\.run(?:_app)?\s*\(|\.serve_forever\s*\(|"
                       r"^\s*(?:import|from)\s+(streamlit|gradio|chainlit)\b|\bgr\.(?:Interface|ChatInterface|Blocks)\(",
                       re.M)
+#: Substrings one of which `_WEB_APP` needs (a plain `in` test before the regular expression).
+_WEB_APP_WORDS = ("FastAPI", "Flask", "Quart", "Starlette", "Sanic", "APIRouter", "Blueprint", "FunctionApp",
+                  "Litestar", "web.", "uvicorn", "hypercorn", "serve_forever", "streamlit", "gradio", "chainlit", "gr.")
 _STREAMLIT = re.compile(r"^\s*import streamlit|^\s*from streamlit|\bst\.(?:chat_input|text_input|button)\(", re.M)
 _ADD_ROUTE = re.compile(r"\.(?:add_api_route|add_url_rule|add_route|add_websocket_route|add_api_websocket_route)\s*\(")
 _MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
@@ -108,7 +111,8 @@ class FuncNode:
 
 
 def called_names(text: str, start: int = 0, end: int | None = None) -> set[str]:
-    """Names written just before a `(` in `text[start:end]` (calls, over-approximately; str scans, no regex).
+    """Names written just before a `(` in `text[start:end]` (calls, over-approximately; str scans, no regex:
+    a `(` is rare, so finding each and reading back is faster than any pattern).
 
     A call on the object itself (`self.f(`, `this.f(`) is ``self.f``: it means a method of the
     caller's own class, not every `f` of the tree."""
@@ -241,7 +245,8 @@ def python_graph(rel: str, text: str) -> list[FuncNode]:
     stack: list[tuple[int, str, bool]] = []
     bases: dict[str, str] = {}
     top: list[tuple[int, int]] = []   # offsets of the top-level defs/classes (excluded from the module's code)
-    file_request = bool(_WEB_APP.search(text)) or bool(_ADD_ROUTE.search(text))
+    file_request = (any(w in text for w in _WEB_APP_WORDS) and bool(_WEB_APP.search(text))) or (
+        ".add_" in text and bool(_ADD_ROUTE.search(text)))
     is_test = bool(_TEST_PATH.search(rel))
     for offset, eol, line, indent, name, is_class in defs:
         while stack and stack[-1][0] >= indent:
