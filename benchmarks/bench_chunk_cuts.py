@@ -65,9 +65,43 @@ def score(chunks: list[dict], labels: dict[str, dict], sources: dict[str, str] |
         out[m] = {"positives": tp + fn, "judged": judged, "tp": tp, "fp": fp, "fn": fn,
                   "precision": tp / (tp + fp) if tp + fp else None,
                   "recall": tp / (tp + fn) if tp + fn else None}
+    # sets of doc_chunk_sets.py label each cut's class: how the flags fall on each class
+    if any("end_class" in x for x in labels.values()):
+        by_class: dict[str, dict[str, int]] = {}
+        for f in v.flags:
+            lab = labels[f.key]
+            cls = lab.get("end_class")
+            if cls is None:
+                continue
+            row = by_class.setdefault(cls, {"cuts": 0, "end_mid_sentence": 0, "any_cut_flag": 0})
+            row["cuts"] += 1
+            row["end_mid_sentence"] += bool(f.end_mid_sentence)
+            row["any_cut_flag"] += bool(f.end_mid_sentence or f.end_mid_word or getattr(f, "end_split_code", False))
+        out["_by_end_class"] = by_class
+        cb = by_class.get("clean_block", {"cuts": 0})
+        out["_false_alarm_clean_block"] = cb["any_cut_flag"] / cb["cuts"] if cb["cuts"] else None
+        if hasattr(v.flags[0], "end_split_code") if v.flags else False:
+            tp = sum(1 for f in v.flags if labels[f.key].get("end_class") == "in_code" and f.end_split_code)
+            fp = sum(1 for f in v.flags if labels[f.key].get("end_class") not in (None, "in_code")
+                     and f.end_split_code)
+            fn = sum(1 for f in v.flags if labels[f.key].get("end_class") == "in_code" and not f.end_split_code)
+            out["end_split_code"] = {"positives": tp + fn, "judged": tp + fp + fn, "tp": tp, "fp": fp, "fn": fn,
+                                     "precision": tp / (tp + fp) if tp + fp else None,
+                                     "recall": tp / (tp + fn) if tp + fn else None}
+    out["_share_end_mid_sentence"] = v.counts.get("end_mid_sentence_share")
+    out["_status"] = v.status
     out["_located"] = v.counts["chunks_located_in_source"]
     out["_sentences_judged"] = v.counts["sentences_judged"]
     return out
+
+
+def audit_share(chunks: list[dict]) -> float | None:
+    """The share the audit's `chunk_boundaries` analyser (`analyse_chunks`) gives the same records."""
+    from ragdiag.chunks import ChunkFields, analyse_chunks
+
+    fields = ChunkFields(key="id", content="content", doc_id="sourcefile", parent_id=None, page=None,
+                         position="chunk_index", section_title=None, level=None, chunk_levels=())
+    return analyse_chunks(chunks, fields=fields).mid_sentence_end_share
 
 
 def _fmt(x: float | None) -> str:
@@ -152,6 +186,33 @@ def summary(results: dict) -> str:
     return "\n".join(rows)
 
 
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.1%}"
+
+
+def doc_summary(results: dict) -> str:
+    """Per set of `doc_chunk_sets.py`: the true share of cut ends, the audit's and `ragdiag chunks`'
+    shares with and without the source, precision · recall of the sentence flags both ways and the
+    false alarms on clean block boundaries."""
+    rows = ["| set | true cut ends | audit | chunks --source | chunks | end_mid_sentence with · without "
+            "(n · P · R) | start_mid_sentence with · without | false alarms on clean block ends with · without |",
+            "|---|---:|---:|---:|---:|---|---|---|"]
+    for name, r in results.items():
+        if name.startswith("_") or "_truth_end_mid_sentence_share" not in r:
+            continue
+        w, wo = r["with"], r["without"]
+
+        def pr(m: str, w: dict = w, wo: dict = wo) -> str:
+            a, b = w[m], wo[m]
+            return (f"{a['positives']} · {_fmt(a['precision'])} · {_fmt(a['recall'])} / "
+                    f"{_fmt(b['precision'])} · {_fmt(b['recall'])}")
+        rows.append(f"| {name} | {_pct(r['_truth_end_mid_sentence_share'])} | "
+                    f"{_pct(r['_audit_mid_sentence_end_share'])} | {_pct(w['_share_end_mid_sentence'])} | "
+                    f"{_pct(wo['_share_end_mid_sentence'])} | {pr('end_mid_sentence')} | {pr('start_mid_sentence')} | "
+                    f"{_pct(w.get('_false_alarm_clean_block'))} · {_pct(wo.get('_false_alarm_clean_block'))} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("sets", type=Path, nargs="?")
@@ -161,7 +222,8 @@ def main() -> None:
     ap.add_argument("--pysbd", nargs="*", metavar="SET", help="also score pysbd as the no-source model on these sets")
     args = ap.parse_args()
     if args.summary:
-        print(summary(json.loads(args.summary.read_text(encoding="utf-8"))))
+        res = json.loads(args.summary.read_text(encoding="utf-8"))
+        print(doc_summary(res) if any("_truth_end_mid_sentence_share" in v for v in res.values()) else summary(res))
         return
     dirs = sorted(p for p in args.sets.iterdir() if (p / "chunks.jsonl").is_file())
     results = {}
@@ -170,7 +232,9 @@ def main() -> None:
     for d in dirs:
         chunks, labels, sources = _load(d)
         lang = d.name.split(".")[0].rsplit("-", 1)[-1]
-        results[d.name] = {}
+        results[d.name] = {"_truth_end_mid_sentence_share": sum(bool(x["end_mid_sentence"]) for x in labels.values())
+                           / max(1, len(labels)),
+                           "_audit_mid_sentence_end_share": audit_share(chunks)}
         for mode, s in (("with", sources), ("without", None)):
             r = score(chunks, labels, s, lang)
             results[d.name][mode] = r

@@ -14,6 +14,13 @@ benchmarks/draft.md.
   vector only, hybrid, and each of them with semantic ranking.
 
     python benchmarks/bench_draft.py [--seeds 0 1 2] [--per-intent 30] [--vaswani-per-intent 100]
+    python benchmarks/bench_draft.py --collections cisi cacm xquad-de [--label first-pass]
+
+`--collections`: three public collections new to the project (benchmarks/collections_data.py,
+systems as bench_baseline.py builds them); six profiles (keyword, vector, hybrid, each with and
+without semantic ranking); tau of each seed's draft against the real judgements, and between
+the seeds' drafts (the draft's own agreement). Drafted files stay under the collection's work
+folder (they quote the collection); figures in benchmarks/results/draft-collections-<label>.json.
 
 Reads ../shared/data/vaswani (benchmarks only). Writes benchmarks/results/draft.json and the
 drafted goldsets benchmarks/results/draft-*.yaml.
@@ -203,8 +210,71 @@ def spot_check_sample(n_sample: int, n_vaswani: int, seed: int = 0) -> list[dict
     return picks
 
 
+def collection(name: str, seeds: list[int], per_intent: int) -> dict:
+    import dataclasses
+
+    from bench_baseline import context, work_dir
+
+    from ragdiag.drafting import draft_goldset, write_draft
+    from ragdiag.drafting.agreement import expected_agreement
+    from ragdiag.inputs.goldset import load_goldset
+
+    ctx = context(name)
+    profiles = basic_profiles(["title", "content"], "group_ids", with_semantic_variants=True)
+    # the six profiles as one policy: what `ragdiag goldset draft` ranks for its expected agreement
+    slug = {n: n.replace(" + ", "_").replace(" ", "_") for n in profiles}
+    six = dataclasses.replace(ctx.policy, default_route=None, routes={},
+                              profiles={slug[n]: dataclasses.replace(p.profiles["main"], name=slug[n])
+                                        for n, p in profiles.items()})
+    drafted, summaries, objs = {}, {}, {}
+    for seed in seeds:
+        t = time.perf_counter()
+        d = draft_goldset(ctx.target, per_intent=per_intent, seed=seed, identities={}, security_field=None)
+        objs[seed] = d
+        wall = time.perf_counter() - t
+        path = write_draft(d, work_dir() / name / f"draft-seed{seed}.yaml", source=name)
+        drafted[f"draft seed {seed}"] = load_goldset(path)
+        summaries[f"draft seed {seed}"] = {"wall_s": round(wall, 1), **d.summary()}
+    out = compare_rankings(ctx, profiles, ctx.goldset, drafted)
+    labels = list(drafted)
+    out["seed_agreement"] = {f"{a} vs {b}": tau([out["profiles"][n][a]["ndcg@10"] for n in profiles],
+                                                 [out["profiles"][n][b]["ndcg@10"] for n in profiles])
+                             for i, a in enumerate(labels) for b in labels[i + 1:]}
+    out["drafts"] = summaries
+    # the draft's own expected agreement, as the command reports it: seed s against seed s + 1
+    out["expected_agreement"] = {f"seed {a} with {b}": expected_agreement(ctx.target, six, [objs[a], objs[b]])
+                                 for a, b in zip(seeds, seeds[1:], strict=False)}
+    return out
+
+
+def main_collections(names: list[str], seeds: list[int], per_intent: int, label: str) -> None:
+    result = {}
+    for name in names:
+        result[name] = collection(name, seeds, per_intent)
+        r = result[name]
+        print(f"\n{name}: nDCG@10 real | " + " | ".join(r["tau"]))
+        for pname, row in r["profiles"].items():
+            print(f"  {pname:22s} {row['real']['ndcg@10']:.3f} | "
+                  + " | ".join(f"{row[lab]['ndcg@10']:.3f}" for lab in r["tau"]))
+        for lab, v in r["tau"].items():
+            print(f"  {lab}: tau nDCG@10 {v['ndcg@10']['tau']} (p {v['ndcg@10']['p']}), "
+                  f"recall@50 {v['recall@50']['tau']}")
+        for lab, v in r["seed_agreement"].items():
+            print(f"  {lab}: tau {v['tau']}")
+        for lab, v in r["expected_agreement"].items():
+            print(f"  expected agreement {lab}: tau {v['tau']}, families {v['families']['tau']}, "
+                  f"trusted {v['trusted']}: {v['verdict']}")
+        for lab, sm in r["drafts"].items():
+            print(f"  {lab}: {sm['cases']} cases, overlap {sm['overlap']}, notes {sm['notes'][:3]}")
+    out = RESULTS / f"draft-collections-{label}.json"
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    print(f"written {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collections", nargs="+", help="cisi cacm xquad-de (benchmarks/collections_data.py)")
+    ap.add_argument("--label", default="after")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--per-intent", type=int, default=30)
     ap.add_argument("--vaswani-per-intent", type=int, default=100)
@@ -213,6 +283,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(RESULTS / "draft.json"))
     args = ap.parse_args()
     RESULTS.mkdir(exist_ok=True)
+    if args.collections:
+        main_collections(args.collections, args.seeds, args.per_intent, args.label)
+        return
     t = time.perf_counter()
     result = {} if args.skip_sample else {"sample": sample(args.seeds, args.per_intent)}
     if not args.skip_vaswani:

@@ -13,8 +13,15 @@
    attempts after the outage, exit code, findings written. The old code is given
    ``--window`` seconds and then extrapolated from its attempt rate.
 3. SIGTERM after 30 searches: seconds to exit, exit code, findings written, searches after.
+4. Hostile entry points (``--hostile``): every case of `tests/hostile.py` (other encodings,
+   deep nesting, wrong types, empty and target-less configs, devices, FIFOs, folders and
+   symlinks, sparse files beyond the limits, unreadable inputs and code as an unprivileged
+   user, unwritable outputs, SQL that writes, a 10,000-field schema) as a ``ragdiag``
+   process under a 6 GB address-space limit, for this checkout and ``--before``: exit code,
+   internal errors, hangs, errors that name no file, per category.
 
     python benchmarks/bench_hardening.py [--mutants 200] [--before /work/main] [--window 120]
+    python benchmarks/bench_hardening.py --hostile [--before DIR] [--only CATEGORY,...]
 
 Results: `benchmarks/results/hardening.json` (and the tables on stdout).
 """
@@ -27,6 +34,7 @@ import json
 import os
 import platform
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,8 +53,9 @@ RETRIES = 4
 
 
 # ---- 1. mutants -------------------------------------------------------------------------------
-def _mutations_module() -> Any:
-    spec = importlib.util.spec_from_file_location("ragdiag_bench_mutations", ROOT / "tests" / "mutations.py")
+def _tests_module(name: str) -> Any:
+    """`tests/<name>.py` of this checkout, loaded without the tests package."""
+    spec = importlib.util.spec_from_file_location(f"ragdiag_bench_{name}", ROOT / "tests" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     sys.modules[spec.name] = mod
@@ -56,7 +65,7 @@ def _mutations_module() -> Any:
 
 def child_mutations(n: int, legacy: bool) -> dict[str, Any]:
     """Run in the checkout on sys.path: outcome counts per subject (and first tracebacks)."""
-    m = _mutations_module()
+    m = _tests_module("mutations")
     work = Path(tempfile.mkdtemp(prefix="ragdiag-mutants-"))
     out: dict[str, Any] = {}
     for s in m.subjects(work, legacy=legacy, base=ROOT / "ragdiag" / "sample" / "data",
@@ -209,6 +218,112 @@ def planned_searches() -> int:
     return int(summary["searches"])
 
 
+# ---- 4. hostile entry points -------------------------------------------------------------------
+ADDRESS_SPACE = 6 << 30  # the issue's limit: a loader that allocates its whole size limit fails
+NOBODY = 65534
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def run_case(case: Any, code: Path, work: Path, cache: Path, nobody_home: Path) -> dict[str, Any]:
+    """One case as a ragdiag process of checkout `code`: exit code, output, time."""
+    env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "RAGDIAG_CACHE": str(cache), "COLUMNS": "200", "RAGDIAG_HOSTILE_NO_DSN": ""}
+    env.pop("RAGDIAG_HOSTILE_NO_DSN")
+    kw: dict[str, Any] = {}
+    if case.unprivileged:
+        if os.geteuid() != 0:
+            return {"skipped": "needs root to run as an unprivileged user"}
+        kw = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+        env.update(HOME=str(nobody_home), RAGDIAG_CACHE=str(nobody_home / "cache"))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ragdiag", *case.argv], capture_output=True, text=True,
+                              env=env, cwd=str(work), timeout=case.timeout, preexec_fn=_limit_memory,
+                              errors="replace", **kw)
+        code_, out, err, hung = proc.returncode, proc.stdout, proc.stderr, False
+    except subprocess.TimeoutExpired as exc:
+        code_, hung = None, True
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+    seconds = time.perf_counter() - t0
+    return {"exit": code_, "hung": hung, "seconds": round(seconds, 2), "stdout": out[-20000:],
+            "stderr": err[-4000:]}
+
+
+def run_hostile(codes: dict[str, Path], only: list[str] | None) -> dict[str, Any]:
+    hostile = _tests_module("hostile")
+    work = Path(tempfile.mkdtemp(prefix="ragdiag-hostile-"))
+    os.chmod(work, 0o755)
+    nobody_home = work / "nobody-home"
+    nobody_home.mkdir()
+    if os.geteuid() == 0:
+        os.chown(nobody_home, NOBODY, NOBODY)
+    corpus = hostile.build(work / "corpus", unprivileged=os.geteuid() == 0)
+    cases = [k for k in corpus.cases if not only or k.category in only]
+    cache = Path(os.environ.get("RAGDIAG_CACHE") or Path.home() / ".cache" / "ragdiag")
+    out: dict[str, Any] = {"cases": len(cases), "per_checkout": {}}
+    for label, code in codes.items():
+        rows = []
+        t0 = time.perf_counter()
+        for case in cases:
+            r = run_case(case, code, work, cache, nobody_home)
+            if "skipped" in r:
+                rows.append({"id": case.id, "category": case.category, **r})
+                continue
+            problems = hostile.judge(case, r["exit"], r["stdout"], r["stderr"], r["hung"])
+            rows.append({"id": case.id, "category": case.category, "exit": r["exit"], "hung": r["hung"],
+                         "seconds": r["seconds"], "problems": problems,
+                         "internal": hostile.INTERNAL in r["stderr"],
+                         "stderr_tail": r["stderr"].strip().splitlines()[-1][:300] if r["stderr"].strip() else ""})
+            print(f"[{label}] {case.id}: exit {r['exit']}{' HUNG' if r['hung'] else ''} {r['seconds']:.1f} s"
+                  + (f" -- {problems[0][:160]}" if problems else ""), file=sys.stderr)
+        out["per_checkout"][label] = {"seconds": round(time.perf_counter() - t0), "rows": rows}
+    hostile.chmod_back(work)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def hostile_table(res: dict[str, Any]) -> str:
+    labels = list(res["per_checkout"])
+    cats: dict[str, Counter[str]] = {}
+    for lab in labels:
+        for r in res["per_checkout"][lab]["rows"]:
+            cats.setdefault(r["category"], Counter())
+    head = ("| category | cases | " + " | ".join(
+        f"{lab}: exit codes | {lab}: internal / hung / unlocated / other wrong" for lab in labels) + " |")
+    lines = [head, "|---|---|" + "---|---|" * len(labels)]
+    totals = {lab: Counter() for lab in labels}
+    for cat in cats:
+        cells = []
+        n = 0
+        for lab in labels:
+            rows = [r for r in res["per_checkout"][lab]["rows"] if r["category"] == cat and "skipped" not in r]
+            n = len(rows)
+            exits = Counter("hung" if r["hung"] else str(r["exit"]) for r in rows)
+            internal = sum(1 for r in rows if r["internal"])
+            hung = sum(1 for r in rows if r["hung"])
+            unlocated = sum(1 for r in rows if any("does not name" in p or "gives no line" in p
+                                                   for p in r["problems"]))
+            wrong = sum(1 for r in rows if r["problems"]) - internal - hung - unlocated
+            totals[lab].update({"n": n, "internal": internal, "hung": hung, "unlocated": unlocated,
+                                "wrong": max(0, wrong), **{f"exit {k}": v for k, v in exits.items()}})
+            cells.append(", ".join(f"{k}: {v}" for k, v in sorted(exits.items())))
+            cells.append(f"{internal} / {hung} / {unlocated} / {max(0, wrong)}")
+        lines.append(f"| {cat} | {n} | " + " | ".join(cells) + " |")
+    cells = []
+    for lab in labels:
+        t = totals[lab]
+        cells.append(", ".join(f"{k[5:]}: {v}" for k, v in sorted(t.items()) if k.startswith("exit ")))
+        cells.append(f"{t['internal']} / {t['hung']} / {t['unlocated']} / {t['wrong']}")
+    lines.append(f"| **all** | {totals[labels[0]]['n']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # ---- report ------------------------------------------------------------------------------------
 def mutation_table(results: dict[str, dict[str, Any]]) -> str:
     labels = list(results)
@@ -236,6 +351,8 @@ def main() -> None:
     ap.add_argument("--window", type=float, default=120.0,
                     help="seconds the old code may run after the outage before it is extrapolated")
     ap.add_argument("--skip-live", action="store_true", help="mutants only")
+    ap.add_argument("--hostile", action="store_true", help="only the hostile entry-point corpus (tests/hostile.py)")
+    ap.add_argument("--only", help="with --hostile: comma-separated categories")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "hardening.json"))
     ap.add_argument("--child-mutations", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--legacy", action="store_true", help=argparse.SUPPRESS)
@@ -247,6 +364,25 @@ def main() -> None:
     codes = {"this branch": ROOT}
     if args.before:
         codes["before"] = Path(args.before).resolve()
+    if args.hostile:
+        out = Path(args.out if args.out != ap.get_default("out") else ROOT / "benchmarks" / "results" / "hostile.json")
+        res = run_hostile(codes, args.only.split(",") if args.only else None)
+        res["machine"] = f"{platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at end"
+        print(hostile_table(res))
+        for lab, per in res["per_checkout"].items():
+            bad = [r for r in per["rows"] if r.get("problems")]
+            print(f"\n{lab}: {len(bad)} of {len(per['rows'])} cases wrong ({per['seconds']} s)")
+            for r in bad:
+                print(f"  {r['id']}: {r['problems'][0][:200]}")
+        for per in res["per_checkout"].values():
+            for r in per["rows"]:
+                r.pop("stdout", None)
+                if not r.get("problems"):
+                    r.pop("stderr_tail", None)  # kept where something went wrong
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(res, indent=1), encoding="utf-8")
+        print(f"\nwritten to {out}", file=sys.stderr)
+        return
     load = os.getloadavg()[0]
     report: dict[str, Any] = {"machine": f"{platform.python_version()}, {os.cpu_count()} CPUs, "
                                          f"load {load:.1f} at start", "mutants_per_loader": args.mutants}

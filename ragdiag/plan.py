@@ -80,6 +80,10 @@ class DrySqlTarget(DryRunTarget):
     def probe(self, request: SearchRequest, **_variant: Any) -> Trace:
         return self.search(request)
 
+    def clause_admission(self, request: SearchRequest, keys: Sequence[str]) -> tuple[set[str], list[set[str]]]:
+        self.other += len(self.template.clauses) + 1
+        return set(), [set() for _ in self.template.clauses]
+
     def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
         self.other += len(self.template.clauses) + 1
         return [("", 0)] * (len(self.template.clauses) + 1)
@@ -99,6 +103,15 @@ def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[P
     from ragdiag.engine.runner import Runner
 
     real = ctx.target
+    if real is None:  # a code-only audit (no [target]): nothing is ever sent
+        from ragdiag.inputs.checklist import default_checklist_dir, load_checklist
+
+        folder = ctx.config.checklist if ctx.config is not None and ctx.config.checklist else None
+        ids = list(checks) if checks else list(load_checklist(folder or default_checklist_dir()))
+        return [PlanRow(cid, 0, 0) for cid in ids], {
+            "questions": len(ctx.question_cases()), "profiles": len(ctx.policy.profiles) if ctx.policy else 0,
+            "searches": 0, "other_requests": 0, "total_requests": 0, "requests_per_question_and_profile": None,
+            "refused_without_vectorizer": 0, "fields_without_vectorizer": []}
     caps = getattr(real, "capabilities", frozenset()) or frozenset()
     dry = DrySqlTarget(real, _document_count(real)) if "sql_probes" in caps else \
         DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"),

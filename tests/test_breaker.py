@@ -232,12 +232,14 @@ def test_sigint_stops_sending_finishes_the_running_check_and_marks_the_rest(worl
     seen = []
 
     def on_check(cid):
+        if cid not in CHECKS:  # "ablation", "loss_funnel": the measurements before the checks
+            return
         seen.append(cid)
         if len(seen) == 2:
             os.kill(os.getpid(), signal.SIGINT)
 
     sent_before = []
-    result = run_checks(world_ctx, checks=CHECKS, on_check=lambda c: (on_check(c), sent_before.append(
+    result = run_checks(world_ctx, checks=CHECKS, on_check=lambda c: (on_check(c), c in CHECKS and sent_before.append(
         world_ctx.runner.stats.sent)))
     assert signal.getsignal(signal.SIGINT) is before  # the handler is restored
     intr = result.meta["interrupted"]
@@ -307,3 +309,127 @@ def test_a_back_off_sleep_wakes_when_the_gate_closes():
     finally:
         t.close()
     assert time.monotonic() - t0 < 5 and t.stats["requests"] == 1
+
+
+# ---- authentication failures, statement timeouts, malformed answers ------------------------------
+@pytest.mark.parametrize("error, kind_text", [
+    ("auth", "authentication failures (HTTP 401/403)"),
+    ("timeout", "statement timeouts"),
+    ("malformed", "malformed answers"),
+])
+def test_each_kind_of_service_failure_opens_the_breaker_and_is_named(error, kind_text):
+    from ragdiag.errors import AuthRejectedError, MalformedAnswerError
+
+    exc = {"auth": AuthRejectedError("the search service rejected the credentials (HTTP 403): check the key"),
+           "timeout": TargetUnavailableError("query cancelled after the statement timeout of 50 ms",
+                                             kind="timeout"),
+           "malformed": MalformedAnswerError("'@search.score' must be a number, found 'high'")}[error]
+    t = DyingTarget(alive=3, error=exc)
+    r = Runner(t, max_consecutive_failures=5)
+    out = r.run(_reqs(200))
+    assert t.calls == 3 + 5  # five failures in a row, then nothing is sent
+    assert r.breaker.is_open and r.stats.not_sent == 200 - 8
+    assert r.breaker.reason.startswith(f"circuit open after 5 consecutive {kind_text}: ")
+    assert sum(isinstance(o, Failure) for o in out) == 197
+
+
+def test_mixed_failures_in_a_row_are_service_failures_and_a_success_resets_them():
+    b = CircuitBreaker(3)
+    b.failure("403", "auth")
+    b.failure("refused")
+    b.success()
+    b.failure("403", "auth")
+    b.failure("timeout", "timeout")
+    assert not b.is_open
+    assert b.failure("refused")
+    assert b.reason == "circuit open after 3 consecutive service failures: refused"
+
+
+def test_a_rejected_request_of_its_own_still_does_not_count():
+    """401/403 count; a 400 (the request's own fault, a bad filter) never does."""
+    t = DyingTarget(alive=0, error=TargetError("the search service rejected the search (HTTP 400): bad filter"))
+    r = Runner(t, max_consecutive_failures=2)
+    r.run(_reqs(20))
+    assert t.calls == 20 and not r.breaker.is_open
+
+
+# ---- the Azure target against the emulator: 403 on every search, wrong-shaped 200 answers -----------
+@pytest.fixture()
+def emulated(tmp_path):
+    pytest.importorskip("azure.search.documents")
+    from ragdiag.targets.emulator import Emulator
+    from tests.test_emulator import INDEX, KEY, build_tiny_target
+
+    local = build_tiny_target(tmp_path / "idx")
+    with Emulator({INDEX: local}, api_key=KEY) as emu:
+        yield emu, INDEX, KEY
+
+
+def _live(url, index, key, **kw):
+    from azure.core.credentials import AzureKeyCredential
+
+    from ragdiag.targets.azure import AzureTarget
+
+    return AzureTarget(url, index, credential=AzureKeyCredential(key), backoff_s=0.001, max_backoff_s=0.002, **kw)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_401_or_403_on_every_search_with_a_readable_definition_opens_the_breaker(emulated, monkeypatch, status):
+    from ragdiag.targets.emulator import server as emu_server
+
+    emu, index, key = emulated
+    t = _live(emu.url, index, key, retries=2)
+    t.schema()  # the definition is readable
+    refused = []
+
+    def reject(self, target, index, body):
+        refused.append(1)
+        raise emu_server._HTTPError(status, "Forbidden", "the key was revoked")
+
+    monkeypatch.setattr(emu_server.Emulator, "_search_payload", reject)
+    r = Runner(t, max_consecutive_failures=5)
+    try:
+        out = r.run(_reqs(100))
+    finally:
+        t.close()
+    assert len(refused) == 5  # not 100 (and no retries: a 401/403 is not retried)
+    assert r.breaker.is_open and "consecutive authentication failures (HTTP 401/403)" in r.breaker.reason
+    assert all(isinstance(o, Failure) for o in out) and r.stats.not_sent == 95
+
+
+@pytest.mark.parametrize("transport", ["raw", "sdk"])
+@pytest.mark.parametrize("body", [
+    {"value": [{"id": "a", "@search.score": "high"}]},
+    {"value": {"id": "a"}},
+    {"value": ["a"]},
+    {"value": [{"id": "a", "@search.score": 1.0}], "@odata.count": "many"},
+    {"value": [{"id": "a", "@search.score": 1.0, "@search.rerankerScore": [1]}]},
+])
+def test_a_wrong_shaped_200_answer_is_a_failed_request_not_a_crash(emulated, monkeypatch, transport, body):
+    from ragdiag.targets.emulator import server as emu_server
+
+    emu, index, key = emulated
+    t = _live(emu.url, index, key, retries=1, transport=transport)
+    t.schema()
+    monkeypatch.setattr(emu_server.Emulator, "_search_payload", lambda self, target, index, b: body)
+    r = Runner(t, max_consecutive_failures=4)
+    try:
+        out = r.run(_reqs(30))
+    finally:
+        t.close()
+    failed = [o for o in out if isinstance(o, Failure)]
+    assert len(failed) == 30 and r.stats.failed == 4  # counted as failed requests, then the breaker
+    assert "malformed body" in failed[0].reason
+    assert r.breaker.is_open and "consecutive malformed answers" in r.breaker.reason
+
+
+def test_a_sound_answer_still_passes_through_the_shape_checks(emulated):
+    emu, index, key = emulated
+    t = _live(emu.url, index, key)
+    r = Runner(t)
+    try:
+        out = r.run([SearchRequest(search="alpha", count=True)])
+    finally:
+        t.close()
+    assert not isinstance(out[0], Failure) and out[0].hits and out[0].count is not None
+    assert r.stats.failed == 0 and not r.breaker.is_open

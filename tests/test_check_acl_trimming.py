@@ -506,3 +506,40 @@ def test_an_index_without_any_security_field_gets_a_recommendation_it_can_follow
     assert any(r.startswith("add a filterable, non-retrievable Collection(Edm.String) field") for r in f.recommendations)
     assert any(r.startswith("if every user may read every document, say so: set security_trimming = false")
                for r in f.recommendations), f.recommendations
+
+
+# ---- leaks the goldset judges (tests.leak_world) -------------------------------------------------------
+
+
+def test_a_data_level_leak_fails_on_the_goldset_while_the_group_probes_see_nothing(tmp_path):
+    from tests import leak_world as w
+
+    f = _check(w.context(tmp_path, w.LEAKY_GROUPS))
+    assert f.status == "fail"
+    # the index says d3 may be read by `all`: no probe result lies outside u's recorded groups
+    assert f.metrics["leaked_results"] == 0
+    # the goldset says u must not get d3 (its authorised twin salary-hr expects it): one leak of two judged cases
+    assert f.metrics["judged_leaks"] == 1 and f.metrics["judged_leak_cases"] == 2
+    assert f.headline.startswith("1 of 2 goldset cases asked as an identity retrieved sources the goldset "
+                                 "forbids it (1 chunk(s), 1 identities)")
+    assert _rows(f, "judged_leaks") == [{"identity": "u", "case": "salary-u", "profile": "p", "leaked_key": "d3",
+                                         "its_groups": ("hr", "all"), "rank": 3, "forbidden_by": ("salary-hr",)}]
+    assert any("correct the groups in 'group_ids'" in r for r in f.recommendations)
+    assert "verified_trimming_profiles" not in f.observed  # a judged leak refutes the probes' verification
+
+
+def test_the_sound_index_passes_with_the_goldset_judgement_as_evidence(tmp_path):
+    from tests import leak_world as w
+
+    f = _check(w.context(tmp_path, w.SOUND_GROUPS))
+    assert f.status == "pass", f.headline
+    assert f.metrics["judged_leaks"] == 0 and f.observed["judged_leak_cases"] == 2
+    assert "the goldset's 2 restricted case(s) retrieved none of the sources it forbids their identity" in f.headline
+
+
+def test_without_any_trimming_the_goldset_twins_still_fail(tmp_path):
+    from tests import leak_world as w
+
+    f = _check(w.context(tmp_path, w.SOUND_GROUPS, policy=w.POLICY.replace('top = 5', 'top = 5\nsecurity_trimming = false')))
+    assert f.status == "fail"
+    assert f.metrics["judged_leaks"] == 2  # u gets d3 (twin) and d4 (forbidden_sources)

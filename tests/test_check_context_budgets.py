@@ -181,6 +181,39 @@ def test_code_budget_wins_over_the_config(tmp_path):
                                     "p95 700 tokens within the 1000-token budget")
 
 
+def test_a_config_budget_conflicting_with_the_code_budget_is_reported_with_both(tmp_path):
+    # the audit config says 600, the code says 1,000: both are reported with their sources, the
+    # conflict is a finding, and the stricter (600) is judged: 700 tokens at p95 fail it
+    app = _app(tmp_path, BOUNDED_APP, budget=1000)
+    f = _check(_ctx(tmp_path, budgets={"context_tokens": 600}, client_code=app))
+    assert f.status == "fail"
+    assert "above the 600-token budget (audit config [budgets] context_tokens = 600)" in f.headline
+    declared = [r for r in _rows(f, "declared_values") if r["quantity"] == "context_tokens"]
+    assert [(r["value"], r["source"]) for r in declared] == [(600, "audit config"), (1000, "code")]
+    assert f.metrics["budget_tokens"] == 600
+    assert any("declare context_tokens once" in r for r in f.recommendations)
+
+
+def test_a_conflict_the_context_fits_either_way_still_warns(tmp_path):
+    app = _app(tmp_path, BOUNDED_APP, budget=1000)
+    f = _check(_ctx(tmp_path, budgets={"context_tokens": 800}, client_code=app))
+    assert f.status == "warn"
+    assert f.headline.startswith("context_tokens is declared 2 times with different values: 800 (audit config, "
+                                 "[budgets] context_tokens), 1000 (code, settings.py:2 MAX_CONTEXT_TOKENS); "
+                                 "judged on the strictest, 800")
+
+
+def test_a_config_budget_agreeing_with_the_code_is_no_conflict(tmp_path):
+    app = _app(tmp_path, BOUNDED_APP, budget=1000)
+    f = _check(_ctx(tmp_path, budgets={"context_tokens": 1000}, client_code=app))
+    assert f.status == "pass", f.headline
+    assert "declared 2 times" not in f.headline
+    declared = {(r["value"], r["source"]) for r in _rows(f, "declared_values") if r["quantity"] == "context_tokens"}
+    assert declared == {(1000, "audit config"), (1000, "code")}
+    # on a tie the code's own value is named as the budget
+    assert "MAX_CONTEXT_TOKENS" in _rows(f, "context_per_profile")[0]["budget_source"]
+
+
 def test_without_a_declared_budget_the_default_only_warns(tmp_path):
     spec = load_checklist()["context_budgets"].with_thresholds(default_budget_tokens=500)
     f = _check(_ctx(tmp_path), spec)

@@ -135,3 +135,99 @@ def test_figure_reads_the_metrics_table(tmp_path):
     assert_figure_binding(f, "metrics", "ndcg_10")
     de = assert_german(f)
     assert de.evidence_table("metrics").title == "Retrieval-Metriken der Policy 'sound'"
+
+
+# ---- every profile side by side, legs included ------------------------------------------------------
+LEGS_POLICY = """
+[policy]
+name = "legs"
+[routes]
+default = "hybrid"
+[profiles.keyword]
+top = 10
+[profiles.vector]
+keyword_text = "none"
+top = 10
+  [[profiles.vector.vector_queries]]
+  fields = ["vec"]
+  k = 50
+  exhaustive = true
+[profiles.hybrid]
+top = 10
+  [[profiles.hybrid.vector_queries]]
+  fields = ["vec"]
+  k = 50
+  exhaustive = true
+"""
+
+
+def _legs_ctx(tmp_path):
+    """Four documents, one question 'banana', relevant k1. Keyword: k3 ("banana", shorter) then k1;
+    vector (question [1, 0, 0]): k2, k4, k1, k3; hybrid RRF: k3 1/61 + 1/64, k1 1/62 + 1/63 (second),
+    k2 1/61, k4 1/62."""
+    import numpy as np
+
+    from ragdiag.engine.context import AuditContext
+    from ragdiag.model.schema import STRING, VECTOR, Field, IndexSchema, VectorSearchProfile
+    from ragdiag.policy import loads_policy
+    from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+    from tests.fakes import FakeEmbedder, KeyReranker
+
+    schema = IndexSchema(name="legs", fields=(Field("key", STRING, key=True, filterable=True),
+                                              Field("content", STRING, searchable=True),
+                                              Field("vec", VECTOR, dimensions=3, vector_profile="flat")),
+                         vector_profiles=(VectorSearchProfile("flat", "flat-1", kind="exhaustiveKnn"),))
+    texts = {"k1": "apple banana", "k2": "cherry", "k3": "banana", "k4": "date"}
+    vecs = {"k1": [0.5, 0.5, 0], "k2": [1, 0, 0], "k3": [0, 1, 0], "k4": [0.9, 0.1, 0]}
+    target = LocalTarget.build([{"key": k, "content": t} for k, t in texts.items()],
+                               LocalIndexSpec("legs", schema, {}), index_dir=tmp_path / "idx",
+                               embedder=FakeEmbedder({"banana": [1, 0, 0]}), reranker=KeyReranker({}),
+                               vectors={"vec": np.asarray(list(vecs.values()), dtype=np.float32)}, progress=False)
+    gs = Goldset(cases=(GoldCase(id="b", question="banana", expect_sources=(("k1", 1),)),))
+    return AuditContext(config=None, target=target, runner=Runner(target), policy=loads_policy(LEGS_POLICY),
+                        goldset=gs)
+
+
+def test_every_profile_and_each_hybrid_leg_is_measured_on_the_same_questions(tmp_path):
+    import math
+
+    f = _check(_legs_ctx(tmp_path), _spec(min_cases_per_intent=1, require_refusals=False, require_restricted=False))
+    rows = {(r["profile"], r["leg"]): r for r in f.evidence_table("per_profile").records()}
+    assert list(rows) == [("keyword", "as configured"), ("vector", "as configured"), ("hybrid", "as configured"),
+                          ("hybrid", "keyword leg alone"), ("hybrid", "vector leg alone")]
+    ndcg = {k: r["ndcg_10"] for k, r in rows.items()}
+    mrr = {k: r["mrr"] for k, r in rows.items()}
+    # k1 at rank 2 (keyword, hybrid, hybrid's keyword leg) and rank 3 (vector, hybrid's vector leg)
+    for key, rank in {("keyword", "as configured"): 2, ("vector", "as configured"): 3, ("hybrid", "as configured"): 2,
+                      ("hybrid", "keyword leg alone"): 2, ("hybrid", "vector leg alone"): 3}.items():
+        assert ndcg[key] == round(1 / math.log2(1 + rank), 3)
+        assert mrr[key] == round(1 / rank, 3)
+    assert rows[("hybrid", "as configured")]["routed_questions"] == 1
+    assert rows[("keyword", "as configured")]["routed_questions"] == 0
+    assert f.metrics["profiles_compared"] == 3
+    assert f.metrics["best_profile"] == "keyword"  # first of the ties at 1 / log2(3)
+    assert "nDCG@10 of every profile on the same 1 questions: keyword 0.631, vector 0.500, hybrid 0.631" in f.headline
+
+
+def test_a_policy_whose_routed_profile_is_best_gets_no_best_profile_note(tmp_path):
+    f = _check(_legs_ctx(tmp_path), _spec(min_cases_per_intent=1, require_refusals=False, require_restricted=False))
+    assert f.status == "pass", f.headline
+    assert "reaches nDCG@10" not in f.headline  # the routed hybrid ties the best: nothing to say
+
+
+# ---- the four numbers count the leaks the goldset judges (tests.leak_world) ---------------------------
+
+
+@pytest.mark.parametrize("groups, leaks", [("LEAKY_GROUPS", 1), ("SOUND_GROUPS", 0)])
+def test_permission_leaks_count_the_goldset_judgement(tmp_path, groups, leaks):
+    from tests import leak_world as w
+
+    f = _check(w.context(tmp_path, getattr(w, groups)), _spec(min_cases_per_intent=1))
+    # four cases asked as an identity; the local target reads every chunk's groups
+    assert f.metrics["permission_leaks"] == leaks and f.metrics["permission_leaks_n"] == 4
+    assert (f.status == "fail") == bool(leaks)
+    assert f.metrics["paired_questions"] == 1 and "duplicate" not in f.headline  # the twins are by design
+    if leaks:
+        row = f.evidence_table("permission_leaks").records()[0]
+        assert (row["case"], row["outside_keys"], row["forbidden_retrieved"], row["forbidden_by"]) == (
+            "salary-u", (), ("d3",), ("salary-hr",))

@@ -98,6 +98,10 @@ def _ablation(f):
     return f.evidence_table("ablation").records()[0]
 
 
+def _ablation_rows(f):
+    return f.evidence_table("ablation").records()
+
+
 # ---- miss 1: the share is over the relevant documents the profile can reach --------------------
 def test_a_clause_removing_every_reachable_relevant_document_reports_100_percent(target):
     f = check(context(target, PROFILE_FILTER))
@@ -130,7 +134,7 @@ def test_a_clause_that_removes_no_reachable_relevant_document_does_not_fail(tmp_
 def test_scope_clauses_only_pass_with_what_was_examined(target):
     f = check(context(target, SCOPE_ONLY))
     assert f.status == "pass"
-    assert f.observed == {"profile_clauses": 1}
+    assert f.observed == {"profile_clauses": 1, "elements_ablated": 1}
     assert f.headline.startswith("1 filter clauses examined (1 in profile filters, 0 in filter overrides")
     assert f.evidence_table("clauses").records() == [
         {"source": "profile", "where": "fact", "clause": "level eq 'evidence'", "role": "scope", "fields": "level"}]
@@ -146,7 +150,8 @@ def test_an_override_holding_the_confidence_clause_is_flagged(target):
     clauses = f.evidence_table("clauses").records()
     assert {"source": "filter_override", "where": "fact, filter_override of vector query 1",
             "clause": "confidence_score ge 0.85", "role": "quality", "fields": "confidence_score"} in clauses
-    assert f.observed == {"profile_clauses": 1, "override_clauses": 2}
+    # every clause is also one what-if of the ablation (the filter's and both of the override's)
+    assert f.observed == {"profile_clauses": 1, "override_clauses": 2, "elements_ablated": 3}
     row = _ablation(f)
     assert row["where"] == "filter_override of vector query 1"
     assert (row["relevant_removed"], row["relevant_reachable"], row["relevant_unreachable"]) == (1, 1, 2)
@@ -157,7 +162,8 @@ def test_an_override_holding_the_confidence_clause_is_flagged(target):
 def test_an_override_holding_only_security_and_scope_clauses_passes(target):
     f = check(context(target, OVERRIDE_SOUND))
     assert f.status == "pass", f.headline
-    assert f.observed == {"profile_clauses": 1, "override_clauses": 2}
+    # the security clause of the override is never ablated: the two level clauses are
+    assert f.observed == {"profile_clauses": 1, "override_clauses": 2, "elements_ablated": 2}
     roles = {r["clause"]: r["role"] for r in f.evidence_table("clauses").records()}
     assert roles == {"level eq 'evidence'": "scope", "group_ids/any(g: search.in(g, 'all', '|'))": "access"}
     assert f.evidence_table("ablation") is None
@@ -178,11 +184,23 @@ def test_suspicious_clause_without_questions_warns(target):
     assert f.evidence_table("ablation") is None
 
 
-def test_a_clause_of_unknown_role_warns_instead_of_passing(target):
-    f = check(context(target, SCOPE_ONLY.replace("level eq 'evidence'", "level eq 'evidence' and page ge 1")))
+def test_a_clause_of_unknown_role_warns_without_a_goldset_to_measure_it(target):
+    f = check(context(target, SCOPE_ONLY.replace("level eq 'evidence'", "level eq 'evidence' and page ge 1"),
+                      goldset=None))
     assert f.status == "warn"
     assert "1 filter clauses could not be classified" in f.headline and "page ge 1" in f.headline
     assert f.observed == {"profile_clauses": 1}  # only the classified clause counts
+    assert "no profile element was ablated (no goldset" in f.headline
+
+
+def test_a_clause_of_unknown_role_is_measured_and_passes_when_it_removes_nothing(target):
+    # page ge 1 holds for every record: measured on the goldset it removes no relevant document
+    f = check(context(target, SCOPE_ONLY.replace("level eq 'evidence'", "level eq 'evidence' and page ge 1")))
+    assert f.status == "pass", f.headline
+    assert "could not be classified" not in f.headline
+    assert f.observed["unclassified_clauses_measured"] == 1
+    row = next(r for r in _ablation_rows(f) if r["clause"] == "page ge 1")
+    assert (row["relevant_removed"], row["relevant_reachable"]) == (0, 1)
 
 
 # ---- failures ------------------------------------------------------------------------------
@@ -205,7 +223,8 @@ def test_every_request_failing_is_an_error_with_the_reason(target):
     d = f.to_dict()
     assert d["failures"] and "index unavailable (503)" in d["failures"][0]["reason"]
     assert d["failures"][0]["profile"] == "fact"
-    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 2
+    # the clause dropped and the baseline, then the ablation's what-if of each of the 2 clauses
+    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 2 + 2
 
 
 # ---- the figure ----------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def test_a_starved_profile_fails_although_the_pooled_median_is_healthy(target):
 def test_two_healthy_profiles_pass_saying_what_was_measured(target):
     f = rr(context(target, BOTH_HEALTHY))
     assert f.status == "pass", f.headline
-    assert f.observed == {"semantic_profiles_scored": 2, "top1_scores": 4}
+    assert f.observed == {"semantic_profiles_scored": 2, "top1_scores": 4, "elements_ablated": 2}
     assert f.headline == ("2 semantic profiles scored on 4 questions; lowest median top-1 score 3.50 "
                           "(healthy); 0% of questions below 2.00")
     assert f.metrics["roc_auc_relevant_vs_other"] == pytest.approx(1.0)
@@ -128,7 +128,7 @@ def test_semantic_asked_but_no_score_back_warns_never_passes(target):
     f = rr(context(Wrapped(target, _no_scores), BOTH_HEALTHY))
     assert f.status == "warn"
     assert f.headline.startswith("4 of 4 semantic requests came back without reranker scores")
-    assert not f.observed
+    assert "top1_scores" not in f.observed and "semantic_profiles_scored" not in f.observed
     reasons = f.evidence_table("partial_responses").column("reason")
     assert reasons == ["semantic ranking skipped: capacity exceeded"] * 4
 
@@ -143,8 +143,9 @@ def test_every_request_failing_is_an_error_with_the_reason(target):
     failures = f.to_dict()["failures"]
     assert {x["profile"] for x in failures} == {"healthy", "starved"}
     assert all("semantic ranker quota exceeded (429)" in x["reason"] for x in failures)
-    # both runs count: 4 questions with reranking, 4 in the fused order (no_rerank)
-    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 8
+    # every run counts: 4 questions with reranking, 4 in the fused order (no_rerank), and the
+    # ablation's what-ifs of the 2 profiles' semantic ranking (2 questions each)
+    assert f.incomplete["failed_requests"] == f.incomplete["requests"] == 8 + 4
 
 
 # ---- figure and German -----------------------------------------------------------------------

@@ -54,7 +54,7 @@ def test_sound_policy_passes_on_compared_requests(tmp_path):
     f = _check(_ctx(tmp_path, SOUND, GOOD_SCORES))
     # one goldset question, one request: keyword "alpha" vs vector/semantic "What is alpha?"
     assert f.status == "pass", f.headline
-    assert f.observed == {"profile_requests_compared": 1, "split_probe_questions": 1}
+    assert f.observed == {"profile_requests_compared": 1, "split_probe_questions": 1, "elements_ablated": 2}
     assert f.metrics["identical_share_profiles"] == 0.0
     assert "0% of 1 profile requests" in f.headline and "split channels change recall@10" in f.headline
 
@@ -64,8 +64,32 @@ def test_faulty_policy_warns_with_the_shares(tmp_path):
     # fact: vector "alpha" == semantic "alpha" -> identical: 1 of 1 request; both profiles search "vec"
     assert f.status == "warn", f.headline
     assert "100% of 1 profile requests" in f.headline
-    assert "every intent searches the same vector field (vec)" in f.headline
+    # both profiles search "vec", but the index has no other vector field: no choice was missed
+    assert "every intent searches the same vector field" not in f.headline
     assert_german(f)
+
+
+def test_one_vector_field_for_every_intent_warns_only_where_the_index_offers_another(tmp_path):
+    from dataclasses import replace
+
+    from ragdiag.model.schema import VECTOR, Field
+
+    ctx = _ctx(tmp_path, FAULTY, GOOD_SCORES)
+    schema = ctx.target.schema()
+    two = replace(schema, fields=(*schema.fields, Field("summary_vec", VECTOR, dimensions=3, vector_profile="hnsw")))
+
+    inner = ctx.target
+
+    class TwoFields:  # the same target, its definition with a second vector field
+        def __getattr__(self, name):
+            return getattr(inner, name)
+
+        def schema(self):
+            return two
+
+    ctx.target = TwoFields()
+    f = _check(ctx)
+    assert "every intent searches the same vector field (vec)" in f.headline
 
 
 def test_profiles_without_questions_are_compared_statically(tmp_path):

@@ -21,20 +21,24 @@ from ragdiag.inputs.checklist import (
 
 CHECKS_DIR = Path(__file__).resolve().parents[1] / "ragdiag" / "checks" / "specs"
 
+# the owners of ablated profile elements judge them with these (ragdiag/checks/_ablation.py)
+ABLATION = {"ablation_alpha": 0.05, "ablation_fail_delta": 0.02}
+
 # The ten checks of CHECKS.md with their default thresholds, in checklist order.
 EXPECTED_THRESHOLDS = {
     "reranker_scores": {"warn_median_top1": 2.0, "warn_share_below": 0.30, "warn_share_threshold": 1.5,
                         "fail_median_top1": 1.0, "warn_if_rerank_lowers_ndcg": True,
-                        "somewhat_relevant": 2.0},
+                        "somewhat_relevant": 2.0, **ABLATION},
     "pool_size": {"min_configured_pool": 50, "measured_pool_min": 50, "max_share_below": 0.10,
-                  "max_k": 100, "exhaustive_index_size": 50000},
-    "prerank_filters": {"fail_removed_relevant_share": 0.05, "warn_any_nonrelevance_clause": True},
+                  "max_k": 100, "exhaustive_index_size": 50000, **ABLATION},
+    "prerank_filters": {"fail_removed_relevant_share": 0.05, "warn_any_nonrelevance_clause": True, **ABLATION},
     "shared_query_text": {"warn_identical_share": 0.5, "fail_recall10_gain": 0.05,
-                          "min_language_share": 0.05, "language_sample_records": 2000},
+                          "min_language_share": 0.05, "language_sample_records": 2000, **ABLATION},
     "chunk_boundaries": {"warn_mid_sentence_end_share": 0.05, "warn_split_table_share": 0.05,
                          "fail_missing_citation_share": 0.01, "min_tokens": 20, "max_tokens": 512,
                          "fail_mid_sentence_end_share": 0.30, "warn_mid_word_share": 0.02,
-                         "fail_mid_word_share": 0.15, "warn_heading_only_share": 0.02},
+                         "fail_mid_word_share": 0.15, "warn_heading_only_share": 0.02,
+                         "warn_split_code_share": 0.05, "warn_tiny_share": 0.10, "fail_tiny_share": 0.50},
     "route_counts": {"min_traffic_share": 0.02, "min_gain": 0.01, "alpha": 0.05},
     "call_sites": {"max_builder_modules": 1, "fail_on_filter_drift": True},
     "context_budgets": {"default_budget_tokens": 6000, "model_window_tokens": 128000,
@@ -141,7 +145,7 @@ def test_threshold_missing_names_file_and_available():
         spec.threshold("max_kk")
     msg = str(err.value)
     assert "pool_size.toml" in msg and "did you mean 'max_k'" in msg
-    assert "available: exhaustive_index_size, max_failed_request_share, max_k, max_share_below" in msg
+    assert "available: ablation_alpha, ablation_fail_delta, exhaustive_index_size, max_failed_request_share, max_k" in msg
     assert err.value.line == _line_of(spec.path, "[thresholds]")
 
 

@@ -161,7 +161,8 @@ def test_reranker_scores_by_hand(tmp_path):
     assert "fact: median top-1 reranker score 0.50 < 1.00" in bad.headline
     good = _check(_ctx(tmp_path / "b", SOUND, GOOD_SCORES), "reranker_scores")
     # the four alpha documents score 3.5, the rest 0.5: top-1 3.5, perfect separation
-    assert good.status == "pass" and good.observed == {"semantic_profiles_scored": 1, "top1_scores": 1}
+    assert good.status == "pass" and good.observed == {"semantic_profiles_scored": 1, "top1_scores": 1,
+                                                       "elements_ablated": 2}
     assert good.metrics["median_top1"] == pytest.approx(3.5)
     assert good.metrics["roc_auc_relevant_vs_other"] == pytest.approx(1.0)
 

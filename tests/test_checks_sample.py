@@ -26,10 +26,24 @@ def _rows(finding, title_start):
 RUNTIME = ("reranker_scores", "pool_size", "prerank_filters", "shared_query_text", "route_counts", "goldset")
 
 
-@pytest.mark.parametrize("check_id", RUNTIME)
+@pytest.mark.parametrize("check_id", [c for c in RUNTIME if c != "reranker_scores"])
 def test_tuned_policy_does_not_fail(tuned_ctx, checklist, check_id):
     f = _run(tuned_ctx, checklist, check_id)
     assert f.status in ("pass", "warn"), f"{check_id}: {f.status}: {f.headline}"
+
+
+def test_tuned_policy_reranks_overview_into_a_worse_order_measured_per_profile(tuned_ctx, checklist):
+    # pooled over every semantic profile reranking helps, but the ablation measures each profile
+    # apart: on overview questions (document and section records expected) the offline ranker
+    # puts evidence chunks first, and the fused order is far better
+    f = _run(tuned_ctx, checklist, "reranker_scores")
+    assert f.status == "fail"
+    assert "'semantic ranking' in profile overview costs ndcg@10" in f.headline
+    rows = {(r["profile"], r["kind"]): r for r in f.evidence_table("element_ablation").records()}
+    overview = rows[("overview", "semantic_ranking")]
+    assert overview["verdict"] == "hurts" and overview["ndcg10_without"] > overview["ndcg10_with"] + 0.1
+    assert rows[("verification", "semantic_ranking")]["verdict"] == "helps"
+    assert f.metrics["ndcg@10_reranked"] > f.metrics["ndcg@10_fused_order"]  # pooled: it helps
 
 
 def test_pool_size_names_the_starved_definition_route(misconfigured_ctx, checklist):
@@ -71,7 +85,8 @@ def test_shared_query_text_flags_one_text_for_three_channels(misconfigured_ctx, 
     assert f.status in ("warn", "fail")
     assert f.metrics["identical_share_profiles"] == pytest.approx(1.0)
     assert f.metrics["identical_share_query_log"] > 0.5
-    assert "same vector field" in f.headline
+    # the measured costs lead the headline; the same-field rule still recommends fields per type
+    assert "same vector field" in f.headline or any("each question type" in r for r in f.recommendations)
     assert "recall@10_split_channels" in f.metrics
     assert f.observed["profile_requests_compared"] > 100 and f.observed["logged_requests_compared"] > 100
 
@@ -96,7 +111,10 @@ def test_reranker_scores_reports_distribution_and_benefit(misconfigured_ctx, che
     # although the median pooled over all profiles is healthy
     per_profile = {r["profile"]: r for r in f.evidence_table("scores_per_profile").records()}
     assert f.metrics["median_top1"] >= 2.0 > per_profile["definition"]["top1_median"]
-    assert f.status == "warn" and "definition: median top-1 reranker score" in f.headline
+    assert per_profile["definition"]["verdict"] == "warn"
+    # measured: the legacy 'headings' configuration costs the definition route (an ablation fail
+    # leads the headline before the score-distribution warnings)
+    assert f.status == "fail" and "'headings' in profile definition costs ndcg@10" in f.headline
 
 
 def test_goldset_metrics_and_comparison(misconfigured_ctx, tuned_ctx, checklist):

@@ -18,7 +18,8 @@ from ragdiag.chunks.source import locate
 from ragdiag.cli import main
 
 FLAG_KEYS = {"key", "end_mid_sentence", "start_mid_sentence", "end_mid_word", "start_mid_word",
-             "heading_only", "split_table", "tiny", "oversized", "overlap_words"}
+             "heading_only", "split_table", "end_split_code", "start_split_code", "tiny", "oversized",
+             "overlap_words"}
 
 
 def _cut(text: str, *cuts: int) -> list[str]:
@@ -162,13 +163,14 @@ def test_locate_is_robust_to_whitespace_and_overlap() -> None:
 
 
 def test_eight_percent_cut_ends_warns_and_clean_passes() -> None:
-    sentences = [f"Sentence number {i} says something complete about item {i}." for i in range(100)]
+    sentences = [f"Sentence number {i} says something complete about item {i}, long enough to carry a meaning "
+                 "of its own in an embedding." for i in range(100)]
     clean = [{"content": s, "document": "d"} for s in sentences]
     roles = infer_roles(["content", "document"])
     assert analyse_export(clean, roles, lang="en").status == "pass"
     cut = [dict(r) for r in clean]
     for i in range(0, 100, 12):  # about 8 % of the chunks end mid-sentence
-        cut[i]["content"] = cut[i]["content"].rsplit(" ", 3)[0]
+        cut[i]["content"] = cut[i]["content"].rsplit(" ", 5)[0]
     v = analyse_export(cut, roles, lang="en")
     assert 0.07 <= v.counts["end_mid_sentence_share"] <= 0.1
     assert v.status == "warn"
@@ -177,9 +179,10 @@ def test_eight_percent_cut_ends_warns_and_clean_passes() -> None:
 def test_an_export_with_levels_is_judged_per_level_and_the_worst_level_heads() -> None:
     # an index with whole documents next to their cut chunks: the documents must not dilute
     # the chunks' cut ends (4 of 8 chunks cut, 50 %, but only 4 of 16 records overall)
-    sentences = [f"Sentence number {i} says something complete about item {i}." for i in range(8)]
+    sentences = [f"Sentence number {i} says something complete about item {i}, long enough to carry a meaning "
+                 "of its own in an embedding." for i in range(8)]
     docs = [{"content": s, "doc_id": f"d{i}", "level": "document"} for i, s in enumerate(sentences)]
-    chunks = [{"content": s if i % 2 else s.rsplit(" ", 3)[0], "doc_id": "d", "level": "chunk"}
+    chunks = [{"content": s if i % 2 else s.rsplit(" ", 5)[0], "doc_id": "d", "level": "chunk"}
               for i, s in enumerate(sentences)]
     roles = infer_roles(["content", "doc_id", "level"])
     assert roles.level == "level"
@@ -272,7 +275,7 @@ def _azure_sample_target(tmp_path, drop_page_every: int = 0):
         {"name": "content", "type": "Edm.String", "searchable": True},
         {"name": "sourcepage", "type": "Edm.String", "filterable": True},
         {"name": "sourcefile", "type": "Edm.String", "filterable": True}]})
-    paras = [p for p in EN_SOURCE.split("\n\n") if p.strip()] * 10
+    paras = [EN_SOURCE.strip()] * 50  # whole guides (chunks of 20+ tokens: none tiny)
     path = tmp_path / "records.jsonl"
     with path.open("w") as fh:
         for i, p in enumerate(paras):
@@ -400,3 +403,12 @@ def test_check_analyser_uses_the_sentence_model_and_collapses_whitespace() -> No
                             rec("d2", "D", 1, "The contract includes a clause. It is final.")],
                            fields=fields, tokenizer="estimate", threads=False)
     assert sound.mid_sentence_end == 0 and sound.pairs_with_overlap == 1
+
+
+def test_punctuated_export_whose_chunks_are_all_empty_states_no_sentence_share(tmp_path) -> None:
+    # found by the fuzz tier: a row that is only an empty string, so no cut edge is judged
+    path = tmp_path / "chunks.jsonl"
+    path.write_text('""', encoding="utf-8")
+    got = check_chunk_file(path, lang="en")
+    assert "None" not in got.headline
+    assert got.status == "fail"  # an empty chunk is a tiny chunk: the export is broken

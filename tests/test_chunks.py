@@ -204,11 +204,22 @@ def test_missing_page_and_empty_values():
     assert dict(r.examples["missing_citation"])["A-2"] == "missing page"
 
 
-def test_index_without_page_field_lacks_citation_everywhere():
+def test_citation_needs_a_page_only_where_the_documents_have_pages():
+    """A page cites a chunk of a paged document (a PDF by its name, or a document whose other chunks
+    carry pages); a Markdown or web chunk is cited by its document and section, or a URL anchor."""
     fields = ChunkFields(page=None)
-    r = analyse([rec("A-1", "One sentence."), rec("A-2", "Two.", pos=1)], fields=fields)
-    assert r.missing_citation_share == 1.0
-    assert r.metadata_present["page"] == 0.0
+    md = analyse([rec("A-1", "One sentence.", doc="guide.md"), rec("A-2", "Two.", doc="guide.md", pos=1)],
+                 fields=fields)
+    assert md.missing_citation == 0 and md.metadata_present["page"] == 0.0
+    no_section = analyse([rec("A-1", "One sentence.", doc="guide.md", section=None),
+                          rec("A-2", "Two.", doc="https://x.org/guide#install", pos=1, section=None)], fields=fields)
+    assert no_section.missing_citation == 1 and no_section.citation_lacking == {"section or anchor": 1}
+    pdf = analyse([rec("A-1", "One sentence.", doc="guide.pdf"), rec("A-2", "Two.", doc="guide.pdf", pos=1)],
+                  fields=fields)
+    assert pdf.missing_citation == 2 and pdf.citation_lacking == {"page": 2}
+    # an opaque document name: pages on its other chunks say the document has pages
+    paged = analyse([rec("A-1", "One sentence.", doc="d7"), rec("A-2", "Two.", doc="d7", pos=1, page=None)])
+    assert paged.missing_citation == 1 and dict(paged.examples["missing_citation"])["A-2"] == "missing page"
 
 
 def test_token_sizes_tiny_and_oversized():
@@ -383,25 +394,26 @@ def test_straddling_answers():
     assert len(rows) == 5
 
 
-def test_text_without_sentence_punctuation_is_not_counted_as_cut_mid_sentence():
-    """Normalised text (IR collections such as Vaswani strip punctuation and case): a chunk of
-    80+ characters with no sentence punctuation has no boundary to cut, so it is counted as
-    unpunctuated and left out of the mid-sentence shares; a short unpunctuated tail still counts."""
+def test_text_without_sentence_punctuation_is_not_judged_and_short_punctuated_chunks_are():
+    """Normalised text (IR collections such as Vaswani strip punctuation and case) has no
+    sentence boundary to judge: the mid-sentence shares are None and `sentences_judged` False.
+    Punctuation is decided over the text taken together, so short chunks of punctuated prose
+    (a novel cut every 32 characters, most chunks without a full stop) are judged."""
     norm = ("compact memories have flexible capacities a digital data storage system with capacity "
             "up to bits and random and or sequential access is described")
     r = analyse([rec("A-1", norm, pos=0), rec("A-2", norm.replace("compact", "other"), pos=1)])
-    assert (r.unpunctuated, r.unpunctuated_share) == (2, 1.0)
+    assert (r.unpunctuated, r.unpunctuated_share) == (2, 1.0) and not r.sentences_judged
     assert r.mid_sentence_end == 0 and r.mid_sentence_end_share is None and r.mid_sentence_start_share is None
-    mixed = analyse([rec("A-1", norm, pos=0), rec("A-2", "A full sentence. And then it stops in", pos=1),
-                     rec("A-3", "Another full sentence.", pos=2)])
-    assert mixed.unpunctuated == 1
-    assert mixed.mid_sentence_end == 1 and mixed.mid_sentence_end_share == pytest.approx(0.5)  # 1 of 2 judged
+    novel = "It was a bright cold day in April, and the clocks were striking thirteen. " * 4
+    cuts = [novel[i:i + 32] for i in range(0, len(novel), 32)]
+    short = analyse([rec(f"N-{i}", c, pos=i) for i, c in enumerate(cuts)])
+    assert short.sentences_judged and short.unpunctuated > len(cuts) // 2
+    assert short.mid_sentence_end_share > 0.5  # most 32-character cuts fall inside a sentence
 
 
 def test_in_normalised_text_short_unpunctuated_records_are_not_cut_sentences_either():
-    """Most records unpunctuated (normalised text): its short records (titles such as
-    'sporadic e propagation') are unpunctuated too. In punctuated text a short unpunctuated
-    tail stays a mid-sentence end (the test above)."""
+    """Normalised text: its short records (titles such as 'sporadic e propagation') are not
+    judged either."""
     norm = ("compact memories have flexible capacities a digital data storage system with capacity "
             "up to bits and random and or sequential access is described")
     r = analyse([rec("A-1", norm, pos=0), rec("A-2", "sporadic e propagation", pos=1),

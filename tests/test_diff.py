@@ -142,7 +142,7 @@ def test_cli_diff_bad_input_exits_2(tmp_path, capsys):
     broken = tmp_path / "broken.json"
     broken.write_text("{not json", encoding="utf-8")
     assert main(["diff", str(broken), good]) == 2
-    assert f"{broken}:1: not valid JSON" in capsys.readouterr().err
+    assert f"{broken}:1: invalid findings file" in capsys.readouterr().err
 
 
 def test_cli_diff_uses_a_copied_checklists_tolerances(tmp_path, checklist):
@@ -219,3 +219,27 @@ def test_regression_tables_are_the_last_tables_of_each_shipped_spec(checklist):
         first = next(i for i, h in enumerate(headers) if h.startswith("[regression"))
         assert all(h.startswith("[regression") for h in headers[first:]), spec.id
     assert load_checklist()  # and they load
+
+
+def _funnel(rows):
+    return {"status": "measured", "totals": [dict(r, route=None) for r in rows],
+            "routes": [{"route": "fact", "sources": sum(r["sources"] for r in rows), "stages":
+                        [dict(r, route="fact") for r in rows]}]}
+
+
+def test_diff_shows_where_the_funnel_moved():
+    old = AuditResult(findings=(Finding("goldset", "pass", "ok"),), loss_funnel=_funnel([
+        {"stage": "top", "detail": None, "sources": 10, "share": 1.0, "gain": 10, "gain_share": 1.0}]))
+    new = AuditResult(findings=(Finding("goldset", "pass", "ok"),), loss_funnel=_funnel([
+        {"stage": "filter", "detail": "zq_tier eq 1", "sources": 7, "share": 0.7, "gain": 7, "gain_share": 0.7},
+        {"stage": "top", "detail": None, "sources": 3, "share": 0.3, "gain": 3, "gain_share": 0.3}]))
+    d = diff_audits(old, new)
+    moved = {(f.route, f.stage, f.detail): (f.old_sources, f.new_sources, f.delta) for f in d.funnel}
+    assert moved == {(None, "top", None): (10, 3, -7), ("fact", "top", None): (10, 3, -7),
+                     (None, "filter", "zq_tier eq 1"): (0, 7, 7), ("fact", "filter", "zq_tier eq 1"): (0, 7, 7)}
+    assert not d.regressions  # shown, never gating
+    md = d.markdown()
+    assert "| fact | filter: zq_tier eq 1 | 0 → 7 (+7) | 0% → 70% |" in md
+    assert d.to_dict()["funnel"][0]["delta_sources"] == -7
+    same = diff_audits(old, old)
+    assert same.funnel == () and "loss funnel" not in same.markdown()

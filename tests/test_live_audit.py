@@ -375,10 +375,15 @@ def test_cli_plan_subprocess_sends_no_searches(clean_emulator, live_run, live_di
     assert api_key not in proc.stdout and api_key not in proc.stderr
     rows = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in
             re.finditer(r"^\W*(\w+)\W+(\d+)\W+(\d+)\W*$", proc.stdout, re.M)}
-    assert set(CHECKS) <= set(rows), proc.stdout
-    assert rows["total"][0] == sum(rows[c][0] for c in CHECKS)
+    measurements = ("ablation", "loss_funnel")  # measured before the checks, one plan row each
+    assert set(CHECKS) | set(measurements) <= set(rows), proc.stdout
+    assert rows["total"][0] == sum(rows[c][0] for c in (*measurements, *CHECKS))
     # the plan predicted exactly the searches each check sent through the runner in the
-    # emulated audit, except where the live requests depend on what came back (PLAN_GAPS)
+    # emulated audit, except where the live requests depend on what came back (PLAN_GAPS); the
+    # funnel probes only the cases whose sources missed the top, and a dry run answers nothing:
+    # the plan is its upper bound
+    assert live_run.searches_per_check["ablation"] == rows["ablation"][0]
+    assert live_run.searches_per_check["loss_funnel"] <= rows["loss_funnel"][0]
     for cid in CHECKS:
         if cid in PLAN_GAPS:
             assert live_run.searches_per_check[cid] >= rows[cid][0], cid

@@ -226,6 +226,77 @@ def test_hnsw_graph_is_built_with_the_index_and_holds_the_only_copy(tmp_path):
     assert files == {"vec.hnsw"}  # no vec.npy beside the graph
     assert target.vector_fields["vec"].hnsw is not None
     assert not target.vectors["vec"].flags.writeable
-    unit = np.asarray(vectors, dtype=np.float32)
+    unit = np.asarray(vectors, dtype=np.float64)
     unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    assert np.allclose(target.vectors["vec"], unit)
+    # unit vectors rounded to multiples of 2^-11 (ragdiag.encoders.numerics): exact float32 sums
+    np.testing.assert_array_equal(target.vectors["vec"], np.rint(unit * 2048) / 2048)
+
+
+def test_hnsw_graphs_are_built_with_one_thread_and_the_thread_count_is_restored(tmp_path, monkeypatch):
+    """FAISS inserts in parallel with several OpenMP threads, and which of two concurrent
+    insertions links to the other depends on timing: the build must run on one thread."""
+    import faiss
+
+    from ragdiag.targets.local.vector import build_hnsw
+
+    seen: list[int] = []
+    real = faiss.IndexHNSWFlat
+
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def add(self, x):
+            seen.append(faiss.omp_get_max_threads())
+            return super().add(x)
+
+    monkeypatch.setattr(faiss, "IndexHNSWFlat", Spy)
+    rng = np.random.default_rng(5)
+    arr = rng.standard_normal((400, 16)).astype(np.float32)
+    before = faiss.omp_get_max_threads()
+    digests = set()
+    for threads in (1, 2):
+        faiss.omp_set_num_threads(threads)
+        try:
+            digests.add(build_hnsw(arr, 8, 40, tmp_path / f"g{threads}.hnsw", progress=False, label="t"))
+            assert faiss.omp_get_max_threads() == threads  # restored after the build
+        finally:
+            faiss.omp_set_num_threads(before)
+    assert seen == [1, 1] and len(digests) == 1
+
+
+def test_index_input_hash_names_the_embedders_numerics(tmp_path):
+    """Vectors made another way (another compute type or grid) are another index: the input
+    hash carries the embedder's vector space, not its model id alone."""
+    from ragdiag.targets.local import index as _index
+
+    spec = _spec()
+    a, b = FakeEmbedder(), FakeEmbedder()
+    a.cache_id, b.cache_id = "fake-embedder#float64-grid11", "fake-embedder#float32-grid11"
+    assert _index.vector_space_of(a) == "fake-embedder#float64-grid11"
+    assert _index.vector_space_of(FakeEmbedder()) == "fake-embedder"  # no numerics: the model id
+    assert _index.vector_space_of(None) is None
+    blob = b'{"key": "a"}\n'
+    assert _index.input_hash(blob, spec, _index.vector_space_of(a)) != \
+        _index.input_hash(blob, spec, _index.vector_space_of(b))
+
+
+def test_search_mode_all_keeps_only_records_holding_every_query_token(tmp_path):
+    from ragdiag.model import SearchRequest
+    from tests.test_emulator import build_tiny_target
+
+    t = build_tiny_target(tmp_path / "idx")
+    # "alpha" is in a, b and c (title); "several" only in b: any -> a, b, c; all -> b alone
+    anyq = t.search(SearchRequest(search="alpha several", top=10))
+    allq = t.search(SearchRequest(search="alpha several", search_mode="all", top=10))
+    assert set(anyq.keys) == {"a", "b", "c"}
+    assert allq.keys == ("b",)
+    # a token no field holds leaves nothing under "all"
+    assert t.search(SearchRequest(search="alpha nowhere", search_mode="all", top=10)).keys == ()
+    # the keyword leg's cache keeps the two modes apart
+    assert set(t.search(SearchRequest(search="alpha several", top=10)).keys) == {"a", "b", "c"}
+
+
+def test_matching_keys_answers_from_the_filter_masks(tmp_path):
+    from tests.test_emulator import build_tiny_target
+
+    t = build_tiny_target(tmp_path / "idx")
+    assert t.matching_keys(["a", "b", "zz"]) == {"a", "b"}
+    assert t.matching_keys(["a", "b", "r31"], "category eq 'rare'") == {"r31"}

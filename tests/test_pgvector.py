@@ -7,6 +7,7 @@ five chunks whose groups and validity dates make every probe's result checkable 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import textwrap
@@ -46,8 +47,9 @@ def pg():
     from ragdiag.sample.system import sample_embedder
     from ragdiag.targets.pgvector.server import start
 
-    # outside pytest's 0700 tree: as root the wheel runs the server as its own user 'pgserver'
+    # outside pytest's 0700 tree: as root without user namespaces the server runs as nobody, who must reach it
     root = Path(tempfile.mkdtemp(prefix="ragdiag-pg-"))
+    os.chmod(root, 0o755)  # (mkdtemp's 0700) so that the nobody way works where no user namespace is allowed
     srv = start(root / "data")
     vecs = sample_embedder().embed([r[1] for r in ROWS], progress=False)
     with psycopg.connect(srv.uri, autocommit=True) as conn:
@@ -405,10 +407,18 @@ def test_plan_counts_the_sql_probes(tmp_path, monkeypatch, pg):
 
     _audit(tmp_path, monkeypatch, pg, checks=("pool_size",))  # writes the config
     rows, _summary = plan_audit(open_audit(tmp_path / "audit.toml", progress=False), checks=["prerank_filters"])
-    row = next(r for r in rows if r.check_id == "prerank_filters")
-    # 5 goldset questions, then the 4 answerable ones without each of the 2 validity clauses;
+    by = {r.check_id: r for r in rows}
+    assert list(by) == ["ablation", "loss_funnel", "prerank_filters"]
+    # the measurements run the 5 goldset questions first (the ablation; nothing of a profile the
+    # client's SQL reads differs from its default here); the funnel asks each WHERE clause on its
+    # own per identity (no WHERE + each of 3 clauses)
+    assert by["ablation"].searches + by["loss_funnel"].searches == 5
+    # the answerable cases ask as anna, sam and hanna: 3 identities x 4 queries
+    assert by["loss_funnel"].other == 3 * 4
+    # then the 4 answerable ones without each of the 2 validity clauses;
     # 3 identities x (no WHERE + after each of 3 clauses) counts
-    assert (row.searches, row.other) == (5 + 2 * 4, 3 * 4)
+    row = by["prerank_filters"]
+    assert (row.searches, row.other) == (2 * 4, 3 * 4)
 
 
 def test_answers_file_errors_and_mismatches(tmp_path):
@@ -427,3 +437,48 @@ def test_answers_file_errors_and_mismatches(tmp_path):
     assert checked_citations(Answer("c", "x", ("a",)), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ("a", "z")), {"a", "b"})
     assert not checked_citations(Answer("c", "x", ()), {"a"})
+
+
+def test_statement_timeouts_open_the_breaker_after_a_few_statements(pg):
+    """A database too slow for every statement: each probe used to wait out the whole timeout
+    (975 cancelled statements in 237 s in the issue); now the breaker opens after five."""
+    from ragdiag.engine.runner import Failure, Runner
+    from ragdiag.targets.pgvector.connection import ReadOnlyConnection
+    from ragdiag.targets.pgvector.mapping import TableMapping
+    from ragdiag.targets.pgvector.sqltemplate import SqlTemplate
+    from ragdiag.targets.pgvector.target import PgvectorTarget
+
+    slow = SQL.replace("from docs", "from docs, pg_sleep(0.5) as s")
+    mapping = TableMapping("docs", "id", "content", "embedding", "allowed_groups", "valid_from", "valid_to")
+    conn = ReadOnlyConnection(pg.uri, timeout_ms=100)
+    t = PgvectorTarget(conn, mapping, SqlTemplate(slow), embedder=ThreeD(), now=NOW)
+    before = t.stats["sql_queries"]
+    r = Runner(t, max_consecutive_failures=5)
+    out = r.run([ask(["sales"], question=f"payment terms {i}?") for i in range(60)])
+    assert all(isinstance(o, Failure) for o in out)
+    assert "statement timeout of 100 ms" in out[0].reason
+    assert r.breaker.is_open and "5 consecutive statement timeouts" in r.breaker.reason
+    assert r.stats.failed == 5 and r.stats.not_sent == 55
+    assert t.stats["sql_queries"] - before <= 5
+    fast = PgvectorTarget(conn, mapping, SqlTemplate(SQL), embedder=ThreeD(), now=NOW)  # the same database
+    assert not isinstance(Runner(fast).run([ask(["sales"])])[0], Failure)
+def test_the_loss_funnel_asks_each_where_clause_on_its_own(tmp_path, monkeypatch, pg):
+    result = _audit(tmp_path, monkeypatch, pg, checks=("prerank_filters",))
+    lf = result.loss_funnel
+    assert lf["status"] == "measured" and lf["method"] == "sql"
+    fates = {(s["case"], s["key"]): (s["stage"], s["detail"]) for s in lf["sources"]}
+    # c is the contract that expired in 2015: only the valid_to clause keeps it out; the others
+    # reach the top (2) of what each identity may read
+    valid_to = next(c for c in lf["totals"] if c["stage"] == "filter")["detail"]
+    assert "valid_to" in valid_to
+    assert fates == {("c1", "a"): ("top", None), ("c2", "d"): ("top", None), ("c4", "b"): ("top", None),
+                     ("c5", "c"): ("filter", valid_to)}
+    assert any("rerank_depth" in n for n in lf["not_derived"])
+
+
+def test_clause_admission_on_the_table(target):
+    req = ask(["sales"])
+    in_from, per_clause = target.clause_admission(req, ["a", "b", "c", "e", "zz"])
+    assert in_from == {"a", "b", "c", "e"}  # zz is no row
+    # groups (sales: not b), valid_from (not the future e), valid_to (not the expired c)
+    assert per_clause == [{"a", "c", "e"}, {"a", "b", "c"}, {"a", "b", "e"}]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ragdiag.errors import ConfigError
@@ -71,3 +73,53 @@ def test_psycopg_placeholders_keep_casts_and_percent():
 def test_refuses_what_it_cannot_probe(sql, error):
     with pytest.raises(ConfigError, match=error):
         SqlTemplate(sql)
+
+
+# ---- templates that could write are refused at load, sound ones pass ----------------------------
+@pytest.mark.parametrize("sql, error", [
+    ("insert into chunks (id) select id from chunks where embedding <=> :embedding < 1", "it starts with 'insert'"),
+    ("with gone as (delete from chunks returning id) select id from gone order by :embedding::vector <=> e",
+     r"holds a statement that writes \(DELETE at line 1"),
+    ("with x as (\n  select 1\n), y as (update chunks set content = 'x' returning id)\nselect id from y "
+     "order by e <=> :embedding", r"writes \(UPDATE at line 3"),
+    ("with m as (merge into t using s on t.id = s.id when matched then delete returning t.id) "
+     "select id from m order by e <=> :embedding", r"writes \(MERGE"),
+    ("select id into copy_of_chunks from chunks order by embedding <=> :embedding", "selects INTO a table"),
+    ("select id from chunks order by embedding <=> :embedding limit 5 for update", "locks rows"),
+    ("select id from chunks order by embedding <=> :embedding for no key update", "locks rows"),
+    ("select pg_terminate_backend(pid), id from chunks order by embedding <=> :embedding",
+     r"calls pg_terminate_backend\(\)"),
+    ("select id, nextval('s') from chunks order by embedding <=> :embedding", r"calls nextval\(\)"),
+    ("select id from chunks order by embedding <=> :embedding; delete from chunks", "more than one statement"),
+])
+def test_a_template_that_could_write_is_refused_at_load(sql, error):
+    with pytest.raises(ConfigError, match=error):
+        SqlTemplate(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "select id, last_update, updated_at from chunks order by embedding <=> :embedding",  # names, not statements
+    "select id from chunks where note <> 'delete from x; insert into y' order by embedding <=> :embedding",
+    "select id from chunks /* update t set a = 1 */ order by embedding <=> :embedding",
+    "select c.id from chunks c where c.cоntent is not null order by c.embedding <=> :embedding",  # U+043E
+    "select id from chunks c join lateral (select 1) x on true order by embedding <=> :embedding for you",
+])
+def test_sound_templates_are_accepted(sql):
+    SqlTemplate(sql)  # no write hidden anywhere; a Cyrillic letter is an identifier, not an assertion
+
+
+def test_the_sql_file_is_read_through_the_limits(tmp_path):
+    from ragdiag.inputs.config import load_config
+
+    base = (Path(__file__).resolve().parents[1] / "ragdiag" / "sample" / "data" / "audit-pgvector.toml").read_text()
+    folder = tmp_path / "folder.sql"
+    folder.mkdir()
+    utf16 = tmp_path / "u16.sql"
+    utf16.write_bytes(SEED.encode("utf-16"))
+    for sql, message in ((folder, "is a folder; the SQL template must be a regular file"),
+                         (utf16, "the SQL template is UTF-16 text")):
+        cfg = tmp_path / "audit.toml"
+        cfg.write_text(base.replace('sql = "pgvector/retrieval.sql"', f'sql = "{sql}"').split("[inputs]")[0])
+        with pytest.raises(ConfigError, match=message) as err:
+            load_config(cfg)
+        assert err.value.line == 14 and "audit.toml" in str(err.value)  # the config's sql = line

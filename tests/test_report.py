@@ -139,28 +139,39 @@ def test_front_page_names_system_date_verdict_and_priorities(result, specs, lang
               "de": "der Wechsel auf die Policy &#x27;tuned&#x27; hebt nDCG@10 auf 213 Goldset-Fragen von 0.382 "
                     "auf 0.479 (p &lt; 0.001)"}[lang]
     assert policy in html
-    # three priorities: the failing findings first, the one with a measured effect leading
+    # priorities: only findings whose fix was measured as a significant gain, the largest first;
+    # pool_size's fix is unmeasured: named below them, not a priority
     prios = re.findall(r'<li class="rd-prio">(.*?)</li>', html)
-    assert len(prios) == 3
+    assert len(prios) == 2
     assert "remove &#x27;confidence_score ge 0.85&#x27; before reranking" in prios[0]
     assert "41 fact questions: nDCG@10 0.323 → 0.454 (+0.131), p = 0.009" in prios[0]
-    assert R._e(specs["pool_size"].text("title", lang)) in prios[1]
+    assert "switch to policy" in prios[1] or "tuned" in prios[1]
+    assert R._e(specs["pool_size"].text("title", lang)) not in "".join(prios)
+    unmeasured = {"en": "Also found, not a priority (no significant measured gain): ",
+                  "de": "Ausserdem gefunden, keine Priorität (kein signifikanter gemessener Gewinn): "}[lang]
+    assert R._e(unmeasured + specs["pool_size"].text("title", lang)) in html
     assert __version__ in html
 
 
-def test_priorities_rank_by_status_then_significant_effect(result, specs):
+def test_priorities_rank_security_first_then_the_significant_effect(result, specs):
     ranked = R.priorities(result, specs)
-    assert [p.finding.check_id for p in ranked] == ["prerank_filters", "pool_size", "goldset"]
+    assert [p.finding.check_id for p in ranked] == ["prerank_filters", "goldset"]
     assert ranked[0].effect.metric == "ndcg@10" and ranked[0].effect.delta == pytest.approx(0.131)
-    assert ranked[1].effect is None  # nothing measured: the check's plain action
-    assert ranked[1].action == specs["pool_size"].messages["client_action"]["en"]
-    # an effect that is not significant does not lift a finding above a measured one
+    assert [f.check_id for f in R.unmeasured_findings(result)] == ["pool_size"]
+    # an effect that is not significant is no priority at all, however large
     weak = Finding("reranker_scores", "fail", "x", effects=(Effect("ndcg@10", 0.1, 0.9, p=0.4, n=5,
                                                                    action="a"),))
-    strong = Finding("shared_query_text", "fail", "y", effects=(Effect("ndcg@10", 0.3, 0.35, p=0.01, n=50,
+    strong = Finding("shared_query_text", "warn", "y", effects=(Effect("ndcg@10", 0.3, 0.35, p=0.01, n=50,
                                                                        action="b"),))
-    order = [p.finding.check_id for p in R.priorities(AuditResult(findings=(weak, strong)), specs)]
-    assert order == ["shared_query_text", "reranker_scores"]
+    negative = Finding("route_counts", "warn", "z", effects=(Effect("ndcg@10", 0.5, 0.4, p=0.001, n=50,
+                                                                    action="merge"),))
+    leak = Finding("acl_trimming", "fail", "leaks", priority="security")
+    res = AuditResult(findings=(weak, strong, negative, leak))
+    order = [p.finding.check_id for p in R.priorities(res, specs)]
+    # a leak first (unmeasurable by a retrieval metric, measured by probes), then the measured gain
+    assert order == ["acl_trimming", "shared_query_text"]
+    assert {f.check_id for f in R.unmeasured_findings(res)} == {"reranker_scores", "route_counts"}
+    assert [f.derived_priority() for f in (weak, strong, negative)] == ["unmeasured", "measured", "unmeasured"]
 
 
 def test_render_title_from_saved_findings_names_the_file(result, specs):
@@ -557,3 +568,28 @@ def test_wide_table_headers_keep_whole_words_and_long_paths_break_at_separators(
     assert _breakable("muster_assistant/agents/search_agent.py:44 and x<y") == (
         "muster_<wbr>assistant/<wbr>agents/<wbr>search_<wbr>agent.<wbr>py:<wbr>44 and x&lt;y")
     assert _breakable("fact_template") == "fact_template"  # short identifiers stay whole
+
+
+def test_summary_shows_where_relevant_documents_went_per_route(specs):
+    funnel = {"status": "measured", "method": "trace", "cases": 3, "sources_total": 4,
+              "routes": [{"route": "fact", "sources": 4, "stages": [
+                  {"route": "fact", "stage": "filter", "detail": "zq_tier eq 1", "sources": 3, "share": 0.75,
+                   "gain": 3, "gain_share": 0.75},
+                  {"route": "fact", "stage": "top", "detail": None, "sources": 1, "share": 0.25, "gain": 1,
+                   "gain_share": 0.25}]}]}
+    ablation = {"status": "measured", "alpha": 0.05, "elements": [
+        {"id": "fact:filter_clause[1]", "profile": "fact", "element": "zq_tier eq 1", "verdict": "hurts",
+         "routes": ["fact"], "metrics": {"recall@50": {"delta": 0.75, "p_holm": 0.001}}},
+        {"id": "fact:k[1]", "profile": "fact", "element": "k = 20", "verdict": "neutral",
+         "routes": ["fact"], "metrics": {"recall@50": {"delta": 0.9, "p_holm": 0.4}}}]}
+    res = AuditResult(findings=(Finding("goldset", "pass", "ok"),), loss_funnel=funnel, ablation=ablation)
+    html = R.render_summary(res, "en", specs)
+    assert "Where the relevant documents went" in html
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html.split("rd-funnel")[-1])
+    # one row per route: its sources, the share each stage lost, the share that reached the top,
+    # and the measured cost (a non-significant larger delta is not named)
+    assert cells == ["fact (4)", "75%", "25%", "fact: zq_tier eq 1 (recall@50 +0.750, Holm p = 0.001)"]
+    de = R.render_summary(res, "de", specs)
+    assert "Wohin die relevanten Dokumente gingen" in de and "erreichte die Top" in de
+    skipped = AuditResult(findings=(), loss_funnel={"status": "skipped", "reason": "no goldset"})
+    assert "The loss funnel was not measured: no goldset." in R.render_summary(skipped, "en", specs)

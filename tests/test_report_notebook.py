@@ -212,12 +212,23 @@ def test_page_one_gives_verdict_and_priorities_with_effects(english):
     flat = " ".join(page1.split())
     assert "Muster AG" in flat and "Knowledge assistant (sample)" in flat
     assert re.search(r"Audit of \d{4}-\d\d-\d\d", flat)
-    assert "Verdict: Not yet sound: 4 of 10 checks found problems" in flat
+    assert "Verdict: Not yet sound: 6 of 10 checks found problems" in flat
+    # the figures are those of the same audit (answered from the report's trace cache), never
+    # literals: they move with the embedding model and the package versions
+    from ragdiag.audit import run_audit
+
+    effects = [e for f in run_audit(None, progress=False).findings for e in f.effects]
+    policy = next(e for e in effects if e.metric == "ndcg@10" and e.action_msg is not None
+                  and e.action_msg.params.get("policy") == "tuned")
+    assert policy.after > policy.before and policy.p < 0.001  # the sample's tuned policy is better
     # the strongest business number, on page 1
-    assert re.search(r"switching to policy 'tuned' raises nDCG@10 on 213 goldset questions from 0\.38\d to "
-                     r"0\.4[78]\d \(p < 0\.001\)", flat), flat
-    assert "remove 'confidence_score ge 0.85' before reranking" in flat
-    assert re.search(r"fact questions: nDCG@10 0\.3\d+ → 0\.4\d+ \(\+0\.1\d+\), p = 0\.0\d+", flat), flat
+    assert (f"switching to policy 'tuned' raises nDCG@10 on {policy.n} goldset questions from "
+            f"{policy.before:.3f} to {policy.after:.3f} (p < 0.001)") in flat, flat
+    # security faults first (the missing security filter, the request-built one), then the
+    # largest measured gain on nDCG@10 (the ablation of a profile element)
+    assert flat.count("a security fault:") == 2
+    assert re.search(r"questions of profile \w+: nDCG@10 0\.\d+ → 0\.\d+ \(\+0\.\d+\), p [<=] 0\.\d+", flat), flat
+    assert "Also found, not a priority (no significant measured gain)" in flat
     page2 = subprocess.run([_need("pdftotext"), "-f", "2", "-l", "2", str(paths.pdf), "-"], capture_output=True,
                            check=True).stdout.decode("utf-8")
     assert "Executive summary" in page2 and "What it means" in page2 and "10. Goldset" in page2
@@ -266,7 +277,9 @@ def test_no_near_empty_pages(english):
     wide = next((i for i, page in enumerate(text_pages, 1) if page.lstrip().startswith("G. Wide tables")), 0)
     short = [i for i, n in enumerate(words, 1) if n < 80]
     assert all(i in (appendix - 1, wide - 1, len(words)) for i in short), (short, words)
-    assert len(words) < 60
+    # a bound, not a goal: the goldset check's per-profile tables (issue 26) and the ablation and
+    # funnel evidence (issue 24) brought the sample to 66 pages; the report issue halves the body
+    assert len(words) < 68
 
 
 def test_html_hides_code(english):

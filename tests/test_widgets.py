@@ -107,23 +107,24 @@ def test_drilldown_rows_and_lost_at():
     a = rows["a"]
     assert (a.keyword_rank, a.vector_ranks, a.pool_rank, a.in_window, a.final_rank, a.lost_at) == \
         (1, (("vector[0]:content_vector", 2),), 1, True, 2, "")
-    assert rows["e"].final_rank == 4 and rows["e"].lost_at == "reranking"
+    # the stages of the audit's loss funnel (ragdiag.engine.funnel): the same classification
+    assert rows["e"].final_rank == 4 and rows["e"].lost_at == "rerank"
     assert rows["x"].lost_at == "filter" and rows["x"].excluded_by == ("level eq 'evidence'",)
-    assert rows["y"].lost_at == "keyword+vector recall"
-    assert rows["z"].lost_at == "not in index"
+    assert rows["y"].lost_at == "retrieval"
+    assert rows["z"].lost_at == "not_in_index"
     html = drill_html(list(rows.values()), top=3)
     assert "content_vector" in html and "filter: level eq" in html
 
 
 def test_drilldown_without_reranker_and_window():
     rows = {r.key: r for r in drilldown(_trace(reranked=False), {"c": 1})}
-    assert rows["c"].in_window is None and rows["c"].lost_at == "fusion cut"
+    assert rows["c"].in_window is None and rows["c"].lost_at == "rank"
     t = _trace()
     far = Trace(request=t.request, hits=t.hits, text=t.text, vectors=t.vectors,
                 pool=RankedList("fused", tuple(f"k{i}" for i in range(60)) + ("c",), (0.0,) * 61),
                 rerank_window=tuple(f"k{i}" for i in range(50)), reranked=True)
     r = drilldown(far, {"c": 1})[0]
-    assert r.pool_rank == 61 and r.in_window is False and r.lost_at == "rerank window"
+    assert r.pool_rank == 61 and r.in_window is False and r.lost_at == "window"
 
 
 # ---- the widget on the sample ----------------------------------------------------------
@@ -182,8 +183,8 @@ def test_tuner_drilldown_one_question(tuner):
         if r.final_rank is not None and r.final_rank <= 10:
             assert r.lost_at == ""
         else:
-            assert r.lost_at in ("filter", "keyword+vector recall", "fusion cut", "rerank window",
-                                 "reranking", "not in index")
+            assert r.lost_at in ("filter", "rights", "retrieval", "window", "boost", "rerank", "rank",
+                                 "not_in_index")
     text = _text(tuner.drill_html.value)
     assert case.question in text and "lost at" in text
 

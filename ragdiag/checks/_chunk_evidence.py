@@ -17,16 +17,18 @@ ID = "chunk_boundaries"
 MEASURES = (("mid_sentence_end", "warn_mid_sentence_end_share", "warn"),
             ("mid_word", "warn_mid_word_share", "warn"),
             ("split_table", "warn_split_table_share", "warn"),
+            ("split_code", "warn_split_code_share", "warn"),
+            ("tiny", "warn_tiny_share", "warn"),
             ("missing_citation", "fail_missing_citation_share", "fail"),
             ("mid_sentence_start", None, "info"), ("heading_separated", None, "info"),
-            ("list_cut", None, "info"), ("overlap", None, "info"), ("tiny", None, "info"),
+            ("list_cut", None, "info"), ("overlap", None, "info"),
             ("oversized", None, "info"), ("exact_duplicate", None, "info"), ("near_duplicate", None, "info"),
             ("unpunctuated", None, "info"), ("punctuation_moved", None, "info"))
 #: measures whose warning turns into a failure above a second threshold of the spec
-FAIL_ABOVE = {"mid_sentence_end": "fail_mid_sentence_end_share", "mid_word": "fail_mid_word_share"}
-#: above this share of chunks without sentence punctuation, sentence boundaries are not judged
-UNPUNCTUATED_NOTE_SHARE = 0.5
-#: what a citation needs (the position orders chunks but cites nothing)
+FAIL_ABOVE = {"mid_sentence_end": "fail_mid_sentence_end_share", "mid_word": "fail_mid_word_share",
+              "tiny": "fail_tiny_share"}
+#: what a citation needs (the position orders chunks but cites nothing): the document, and the
+#: page where the documents have pages, else the section or a URL anchor
 CITATION_ROLES = ("document id", "page")
 ROLES = (*CITATION_ROLES, "position", "parent id", "section title")
 HATCHES = ("", "///", "...", "xx")
@@ -36,6 +38,14 @@ RESULTS = {"in one chunk": "in_one_chunk", "straddles a boundary": "straddles",
 
 def _count(r: Any, m: str) -> int:
     return r.pairs_with_overlap if m == "overlap" else getattr(r, f"{m}s" if m.endswith("duplicate") else m)
+
+
+def _lacking(v: Any, fields: Any, role: str, share: float) -> Any:
+    """One lacking citation role of the missing_citation message."""
+    if role == "section or anchor":
+        return v.msg("lacking_section", share=share)
+    return v.msg("lacking_role" if _role_field(fields, role) else "lacking_role_no_field", role=_role(v, role),
+                 share=share)
 
 
 def _role(v: Any, role: str) -> Any:
@@ -69,26 +79,26 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             if not above:
                 continue
             if m == "missing_citation":
-                lacking = [role for role in CITATION_ROLES if (r.metadata_present.get(role) or 0.0) < 1.0]
+                lacking = [role for role in ("document id", "page", "section or anchor")
+                           if r.citation_lacking.get(role)]
                 lacking_roles += [x for x in lacking if x not in lacking_roles]
-                if not any(_role_field(fields, role) for role in CITATION_ROLES):
+                if not any(_role_field(fields, role) for role in (*CITATION_ROLES, "section title")):
                     # no citation field at all: whole documents (cited by their key, as in an IR
                     # collection of abstracts) and chunks that lost their source look the same
                     # here, so this is a question to the owner, not a measured fault
                     v.warn("no_citation_fields", chunks=r.chunks, what=what, key=fields.key)
                     continue
                 v.fail("missing_citation", share=share, chunks=r.chunks, what=what, max=limits[name],
-                       lacking=tuple(v.msg("lacking_role" if _role_field(fields, x) else "lacking_role_no_field",
-                                           role=_role(v, x), share=1 - (r.metadata_present.get(x) or 0.0))
-                                     for x in lacking))
+                       lacking=tuple(_lacking(v, fields, x, r.citation_lacking[x] / r.chunks) for x in lacking))
             else:
                 if failing:
                     v.fail(f"{m}_fail", share=share, chunks=r.chunks, what=what, max=limits[fail_name])
                 else:
                     v.warn(m, share=share, chunks=r.chunks, what=what, max=limits[name])
-                rechunk_why.append(v.msg(f"why_{m}", share=share, n=r.split_table, what=what))
-        if (r.unpunctuated_share or 0.0) > UNPUNCTUATED_NOTE_SHARE:
-            v.note("unpunctuated", share=r.unpunctuated_share, chunks=r.chunks, what=what)
+                if m != "tiny":
+                    rechunk_why.append(v.msg(f"why_{m}", share=share, n=r.split_table, what=what))
+        if not r.sentences_judged:
+            v.note("unpunctuated", share=r.unpunctuated_share or 0.0, chunks=r.chunks, what=what)
         if r.sampled:
             v.note("sampled", chunks=r.chunks, total=max(r.chunk_records_seen, totals[level]), what=what)
         t = r.tokens
@@ -128,7 +138,8 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
             rechunk_why.append(v.msg("why_no_overlap"))
         v.recommend("rec_rechunk", why=tuple(rechunk_why))
     if lacking_roles:
-        v.recommend("rec_keep_metadata", roles=tuple(_role(v, x) for x in lacking_roles))
+        v.recommend("rec_keep_metadata", roles=tuple(_role(v, "section title" if x == "section or anchor" else x)
+                                                     for x in lacking_roles))
     if fields.parent_id is None or (p.metadata_present.get("parent id") or 0.0) < 1.0:
         v.recommend("rec_parent_id")
     if p.heading_separated and rechunk_why:
@@ -140,10 +151,15 @@ def record(v: Any, spec: Any, reports: dict[str, Any], primary: str, fields: Any
         v.recommend("rec_duplicates", n=p.exact_duplicates, groups=p.duplicate_groups)
     if p.punctuation_moved:
         v.recommend("rec_punctuation_moved", n=p.punctuation_moved)
-    judged = [r.mid_sentence_end_share for r in reports.values() if r.mid_sentence_end_share is not None]
-    v.passed("pass" if judged else "pass_unjudged_sentences", records=sum(r.chunks for r in reports.values()),
-             levels=tuple(reports), mid=max(judged, default=0.0),
-             split=max(r.split_table_share or 0.0 for r in reports.values()),
+    judged = [r.mid_sentence_end_share for r in reports.values() if r.sentences_judged
+              and r.mid_sentence_end_share is not None]
+    records = sum(r.chunks for r in reports.values())
+    split = max(r.split_table_share or 0.0 for r in reports.values())
+    if not judged and not v.fails and not v.warns:
+        # not judged is not a pass: nothing says these cuts are sound
+        v.skip("sentences_unjudged", records=records, split=split,
+               mid_word=max(r.mid_word_share or 0.0 for r in reports.values()))
+    v.passed("pass", records=records, levels=tuple(reports), mid=max(judged, default=0.0), split=split,
              cite=min(1 - (r.missing_citation_share or 0.0) for r in reports.values()))
 
 

@@ -12,8 +12,11 @@ source"), and its citations as invalid.
 - ``refusal_accuracy``: all answered-or-refused cases, refused exactly where the goldset expects
   a refusal (both directions);
 - ``permission_leaks``: cases whose retrieved or cited chunks include one outside the
-  identity's groups (goal 0), counted over the cases with an identity whose chunks' groups
-  could be read.
+  identity's groups as the index records them, or one the goldset forbids that identity
+  (`_goldset_leaks`: its `forbidden_sources`, or the sources of the same question answered for
+  another identity) (goal 0), counted over the cases with an identity whose chunks' groups
+  could be read or whose forbidden sources the goldset names. The second kind finds what the
+  first cannot: a restricted document whose security field wrongly admits a group.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragdiag.checks._goldset_leaks import judged_leaks
 from ragdiag.inputs.answers import checked_citations
 
 __all__ = ["FourNumbers", "four_numbers", "NUMBERS"]
@@ -51,6 +55,10 @@ def four_numbers(ctx: Any, run: Any, reader: Any = None) -> FourNumbers:
     retrieval, answer, refusal = [], [], []
     leaks = verified = 0
     profiles = ctx.policy.profiles if ctx.policy is not None else {}
+    cited_by = {cid: tuple(a.citations) for cid, a in ((c.id, answers.get(c.id)) for c in ctx.goldset)
+                if a is not None and not a.refused} if answers is not None and ctx.goldset is not None else {}
+    judged, judged_ids = judged_leaks(ctx, run, cited=cited_by)
+    by_case = {j.case_id: j for j in judged}
     for q, trace in run.traces():
         case = q.case
         prof = profiles.get(q.profile)
@@ -74,18 +82,21 @@ def four_numbers(ctx: Any, run: Any, reader: Any = None) -> FourNumbers:
                 answer.append(not refused and all(t.casefold() in text for t in case.expect_answer_contains)
                               and bool(set(a.citations) & expected))
         ident = ctx.identities.get(case.as_user) if case.as_user else None
-        if ident is not None and reader is not None:
+        if ident is not None and (reader is not None or case.id in judged_ids):
             cited = [c for c in (a.citations if a is not None and not a.refused else ())]
             keys = list(dict.fromkeys(got + cited))
-            outside, unknown = reader.outside(keys, ident.groups)
-            if unknown and not outside:
+            outside, unknown = reader.outside(keys, ident.groups) if reader is not None else (set(), set())
+            judged_leak = by_case.get(case.id)
+            if unknown and not outside and case.id not in judged_ids:
                 out.unverified += 1
                 continue
             verified += 1
-            if outside:
+            if outside or judged_leak is not None:
                 leaks += 1
+                forbidden = judged_leak.keys if judged_leak is not None else ()
                 out.leak_rows.append((case.id, case.as_user, tuple(sorted(outside)),
-                                      tuple(k for k in cited if k in outside)))
+                                      tuple(k for k in cited if k in outside or k in forbidden),
+                                      forbidden, judged_leak.by if judged_leak is not None else ()))
     if answers is not None:
         known = {c.id for c in ctx.goldset} if ctx.goldset is not None else set()
         out.unknown_ids = tuple(sorted(a.id for a in answers if a.id not in known))

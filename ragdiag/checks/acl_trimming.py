@@ -21,6 +21,10 @@ Parts, each run when its inputs are there (the headline says which ran):
 - Probes (target, profiles, identities): leak probes count results outside each identity's
   rights, attributed to the clause or override that dropped the identity; injection probes
   send hostile group values through each trimming profile's builder (see `_acl_probes`).
+- The goldset's own judgements (target, profiles, goldset): a case asked as an identity that
+  retrieves a source the goldset forbids it (its `forbidden_sources`, or the expected sources of
+  the same question answered for another identity when it expects a refusal) is a leak, even
+  where the index's security field admits the group (`_goldset_leaks`): fail.
 
 Evidence a pass needs: a security mechanism found AND verified: trimming profiles verified by
 leak probes (0 leaks over N requests) and injection probes, escaped identity clauses in the
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._acl_probes import (
     EXAMPLE_IDENTITY,
     FORBIDDEN_GROUP,
@@ -97,7 +102,7 @@ def _where(source: tuple[str, int]) -> str:
 @register
 class AclTrimming(Check):
     id = ID
-    needs = ("client_code|profiles",)
+    needs = ("client_code|profiles|traffic",)
     uses = ("target", "identities", "goldset", "query_log")
     figure_id = ID
 
@@ -118,6 +123,9 @@ class AclTrimming(Check):
         escaped = self._code(v, scan, sf, headers, schema, st)
         self._identity_sources(v, ctx, sf, st)
         verified = self._probes(v, ctx, spec, policy, schema, sf, st) if policy is not None and schema else None
+        judged = self._judged(v, ctx, spec, policy, schema, sf, st) if policy is not None and schema else None
+        if verified and judged is not None and judged["leaks"]:
+            verified = None  # a judged leak refutes what the probes showed
         for m in st.static_fails:  # after the leak verdict: the headline leads with what was measured
             v.fail(m.id.split(".", 1)[1], **m.params)
         if st.inj is not None:
@@ -129,7 +137,8 @@ class AclTrimming(Check):
             v.table("without_identity", "t_without_identity", ("where", "count", "examples"),
                     [(w, n, ex) for w, n, ex in st.missing])
             v.metric("queries_without_identity", sum(n for _, n, _ in st.missing))
-            if bool(spec.threshold("warn_missing_identity")):
+            # a question asked without an identity matters only where someone could be trimmed
+            if bool(spec.threshold("warn_missing_identity")) and matters:
                 v.warn("without_identity", parts=tuple(v.msg("mi_count", what=w, n=n) if n else w
                                                        for w, n, _ in st.missing))
 
@@ -147,6 +156,9 @@ class AclTrimming(Check):
             v.observed("verified_trimming_profiles", verified["profiles"])
             v.observed("leak_probe_requests", verified["requests"])
             parts.append(v.msg("part_profiles_verified", **verified))
+            if judged is not None and judged["cases"]:
+                v.observed("judged_leak_cases", judged["cases"])
+                parts.append(v.msg("part_judged_verified", cases=judged["cases"]))
         gaps = report_gaps(v, scan, RETRIEVAL_GAPS, params=ACL_PARAMS + ("body",)) if scan is not None else []
         if escaped and gaps and not verified:
             v.warn("code_gaps", parts=gap_parts(v, gaps))  # a site it could not read may search untrimmed
@@ -166,6 +178,9 @@ class AclTrimming(Check):
             v.note("scope_not_ran", ran=tuple(st.ran), not_ran=tuple(st.not_ran))
         else:
             v.note("scope", ran=tuple(st.ran))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.acl_trimming(ctx, spec, v)
 
     # ---- schema ------------------------------------------------------------------------------------
     def _schema(self, v: Verdict, spec: Any, schema: Any, policy: Any, st: _Run) -> list[Any]:
@@ -188,7 +203,10 @@ class AclTrimming(Check):
             v.warn("retrievable", fields=tuple(f.name for f in retrievable))
         for f in retrievable:
             v.recommend("rec_not_retrievable", field=f.name, index=schema.name)
-        if root and not schema.has_field(root):
+        # a policy in which no profile trims never builds its identity clause: its (default)
+        # security_field is then no claim about the index (init's policy of an index without one)
+        trims = policy is not None and any(p.security_trimming for p in policy.profiles.values())
+        if root and trims and not schema.has_field(root):
             v.warn("policy_field_missing", field=policy.security_field, index=schema.name)
             if sec:
                 v.recommend("rec_set_security_field", fields=tuple(f.name for f in sec))
@@ -404,8 +422,9 @@ class AclTrimming(Check):
         field = sf.split("/")[0]
         if not schema.has_field(field):
             # every probe would be refused by the index: that is the policy's fault (warned in
-            # `_schema`), not a failed measurement
-            st.not_ran.append(v.msg("not_ran_field_missing", field=field, index=schema.name))
+            # `_schema`), not a failed measurement; a policy that trims nowhere has nothing to probe
+            if any(p.security_trimming for p in policy.profiles.values()):
+                st.not_ran.append(v.msg("not_ran_field_missing", field=field, index=schema.name))
             return None
         reader = AclReader(ctx, schema.key_field.name, field)
         v.metric("security_values_read_via", reader.method or None)
@@ -434,6 +453,45 @@ class AclTrimming(Check):
                 or any(row[7] for row in leak.summary):
             return None
         return {"profiles": len(full), "requests": len(ok), "hostile": len(st.inj.rows)}
+
+    def _judged(self, v: Verdict, ctx: Any, spec: Any, policy: Any, schema: Any, sf: str | None,
+                st: _Run) -> dict[str, int] | None:
+        """Leaks the goldset judges: its restricted cases run through the routed policy, each
+        retrieved source it forbids their identity counted, whatever the index's groups say."""
+        from ragdiag.checks._goldset_leaks import judged_leaks
+
+        gs = ctx.goldset
+        if gs is None or not gs.forbidden():
+            return None
+        st.ran.append(v.msg("part_judged"))
+        run = ctx.run_gold(policy, label="baseline")
+        v.requests(run)
+        leaks, judged = judged_leaks(ctx, run)
+        v.metric("judged_leak_cases", len(judged))
+        v.metric("judged_leaks", len(leaks))
+        if not leaks:
+            return {"cases": len(judged), "leaks": 0}
+        field = (sf or "").split("/")[0]
+        reader = AclReader(ctx, schema.key_field.name, field) if field and schema.has_field(field) else None
+        groups = reader.values([k for j in leaks for k in j.keys]) if reader is not None and reader.can_read_values \
+            else {}
+        rows = []
+        for j in leaks:
+            for key, rank in zip(j.keys, j.ranks, strict=True):
+                held = groups.get(key)
+                rows.append((j.as_user, j.case_id, j.profile, key, tuple(held) if held is not None else None,
+                             rank, j.by))
+        v.table("judged_leaks", "t_judged_leaks", ("identity", "case", "profile", "leaked_key", "its_groups",
+                                                    "rank", "forbidden_by"), rows[:200], note="n_judged_leaks")
+        if len(leaks) > int(spec.threshold("max_leaks")):
+            admitted = sum(1 for r in rows if r[4] is not None and sf)
+            v.fail("judged_leaks", n=len(leaks), cases=len(judged), keys=len({r[3] for r in rows}),
+                   identities=len({j.as_user for j in leaks}))
+            if admitted:
+                v.recommend("rec_judged_groups", field=field)
+            else:
+                v.recommend("rec_judged_trim", field=field or "group_ids")
+        return {"cases": len(judged), "leaks": len(leaks)}
 
     def _leak_verdict(self, v: Verdict, spec: Any, leak: Any, causes: dict[str, Any], field: str,
                       reader: AclReader) -> None:
@@ -511,7 +569,7 @@ class AclTrimming(Check):
             elif scan is not None:
                 v.nothing_observed("no_mechanism", files=scan.files_scanned)
             else:
-                v.nothing_observed("no_mechanism_profiles", profiles=len(policy.profiles))
+                v.nothing_observed("no_mechanism_profiles", profiles=len(policy.profiles) if policy is not None else 0)
             return
         if schema is None:
             why = v.msg("why_no_target")

@@ -59,7 +59,7 @@ __all__ = [
 
 #: Audit inputs a check may declare in `needs`; "a|b" means either one.
 INPUTS: tuple[str, ...] = ("target", "profiles", "questions", "goldset", "query_log", "identities",
-                           "client_code")
+                           "client_code", "traffic", "traces")
 MAX_HEADLINE_PARTS = 3
 MAX_FAILURE_REASONS = 5
 DEFAULT_MAX_FAILED_SHARE = 0.02
@@ -85,14 +85,30 @@ def _common_tables() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str
             _text_tables(tf.data.get("labels", {}), "labels", err))
 
 
+@functools.lru_cache(maxsize=1)
+def _observed_tables() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """The texts of observed evidence (ids "observed.<name>", ragdiag/checks/observed.toml)."""
+    from ragdiag.inputs.checklist import _text_tables
+    from ragdiag.inputs.tomlfile import TomlFile
+
+    tf = TomlFile.load(str(files("ragdiag.checks") / "observed.toml"))
+
+    def err(message: str, key: str) -> RagdiagError:
+        return tf.error(message, "", key)
+
+    return (_text_tables(tf.data.get("messages", {}), "messages", err),
+            _text_tables(tf.data.get("labels", {}), "labels", err))
+
+
 def common_catalogue() -> Catalogue:
     cat = Catalogue()
     cat.add("common", _common_tables()[0])
+    cat.add("observed", _observed_tables()[0])
     return cat
 
 
 def common_labels() -> dict[str, dict[str, str]]:
-    return dict(_common_tables()[1])
+    return {**_observed_tables()[1], **_common_tables()[1]}
 
 
 def catalogue_for(specs: Iterable[Any]) -> Catalogue:
@@ -132,7 +148,7 @@ def localize(result: Any, lang: str, specs: Mapping[str, Any] | Iterable[Any] | 
         return f.localized(lang, cat, labels_for([own] if own is not None else []))
 
     if isinstance(result, AuditResult):
-        return AuditResult(findings=tuple(one(f) for f in result.findings), meta=result.meta)
+        return replace(result, findings=tuple(one(f) for f in result.findings))
     return one(result)
 
 
@@ -156,9 +172,10 @@ def skipped_for_missing(check_id: str, missing: Sequence[str], lang: str = "en",
     reasons = [Message(f"common.input_missing_{n}") if f"common.input_missing_{n}" in cat
                else Message("common.input_missing", {"input": n})
                for need in missing for n in _alternatives(need)[:1]]
+    names = list(dict.fromkeys(n for need in missing for n in _alternatives(need)))  # each input once
     supply = [Message(f"common.supply_{n}") if f"common.supply_{n}" in cat
               else Message("common.supply_input", {"input": n})
-              for need in missing for n in _alternatives(need)]
+              for n in names]
     reason = Message("common.skipped_missing", {"reasons": tuple(reasons)})
     recs = (Message("common.to_run_supply", {"what": tuple(supply)}),)
     return Finding(check_id=check_id, status="skipped",
@@ -258,6 +275,38 @@ class Verdict:
         """End the check now as ``skipped`` with this reason."""
         self._skip = self.msg(name, **params)
         raise SkipCheck(name)
+
+    # -- observed evidence (ragdiag.checks._observed) ------------------------------------------------
+    @property
+    def skipped(self) -> bool:
+        return self._skip is not None
+
+    def unskip(self) -> None:
+        """Forget an explicit skip: observed traffic judges what the other inputs could not."""
+        self._skip = None
+
+    @property
+    def has_pass_headline(self) -> bool:
+        return self._passed is not None
+
+    def retract(self, *names: str, when: Callable[[Message], bool] | None = None) -> list[Message]:
+        """Withdraw the fails and warnings with these message names (those `when` accepts, by their
+        parameters), e.g. a code-derived fault that the observed traffic contradicts; returns what
+        was withdrawn. Locations named ``loc_<name>`` go with them (all of them, without `when`)."""
+        ids = {n if "." in n else f"{self.check_id}.{n}" for n in names}
+
+        def hit(m: Message) -> bool:
+            return m.id in ids and (when is None or when(m))
+
+        gone = [m for m in self._fails + self._warns if hit(m)]
+        self._fails = [m for m in self._fails if not hit(m)]
+        self._warns = [m for m in self._warns if not hit(m)]
+        if gone:
+            loc_ids = {i.replace(".", ".loc_", 1) for i in ids}
+            self._locations = [loc for loc in self._locations if loc.message_msg is None
+                               or loc.message_msg.id not in loc_ids
+                               or (when is not None and not when(loc.message_msg))]
+        return gone
 
     def error(self, name: str, /, **params: Any) -> None:
         """The check could not finish (status ``error``), e.g. the target refused what it needs."""
@@ -360,6 +409,15 @@ class Verdict:
                 self._failed += 1
                 self._reasons[(r.reason, profile)] += 1
 
+    def count_requests(self, requested: int, failed: int = 0, reason: str | None = None,
+                       profile: str | None = None) -> None:
+        """Record requests measured elsewhere (e.g. the audit's ablation) as this check's own:
+        `failed` of `requested` failed, for `reason`."""
+        self._requested += int(requested)
+        if failed:
+            self._failed += int(failed)
+            self._reasons[(reason or "request failed", profile)] += int(failed)
+
     @property
     def failed_share(self) -> float:
         return self._failed / self._requested if self._requested else 0.0
@@ -414,6 +472,7 @@ class Verdict:
         recs = tuple(self._recs) if status != "skipped" or self._skip is None else ()
         if status == "skipped" and not recs:
             recs = ()
+        effects = tuple(self._effects) if status != "skipped" else ()
         return Finding(
             check_id=self.check_id, status=status,
             headline="; ".join(self.text(m) for m in parts),
@@ -424,8 +483,22 @@ class Verdict:
             figures=tuple(figures) or self.figures,
             observed=dict(self.observations), locations=tuple(self._locations),
             headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
-            effects=tuple(self._effects) if status != "skipped" else (),
+            effects=effects, priority=self._priority(status, effects),
         )
+
+    def _priority(self, status: str, effects: tuple[Effect, ...]) -> str:
+        """``security`` when a failure is one the spec marks as a security fault (``[extras]
+        security_failures``: message names, or ``["*"]`` for every failure of the check);
+        ``measured`` with a significant improving effect; else ``unmeasured`` (fail, warn) or
+        ``none``."""
+        marked = (getattr(self.spec, "extras", None) or {}).get("security_failures") or ()
+        if status == "fail" and marked:
+            names = {m.id.split(".", 1)[-1] for m in self._fails}
+            if "*" in marked or names & set(marked):
+                return "security"
+        if status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in effects) else "unmeasured"
 
     def _limited(self, msgs: list[Message]) -> list[Message]:
         if len(msgs) <= MAX_HEADLINE_PARTS:
@@ -465,15 +538,43 @@ class Check:
         v = Verdict(self.id, spec, lang=lang)
         if self.figure_id:
             v.figures = (self.figure_id,)
+        reads = getattr(ctx, "code_scan_reads", 0)
         try:
             self.evaluate(ctx, spec, v)
         except SkipCheck:
             pass
+        if getattr(ctx, "code_scan_reads", 0) > reads:  # the check judged the client's code
+            _note_unreadable_code(v, getattr(ctx, "_scan", None))
+        if getattr(ctx, "observed", None) is not None:
+            self.observe(ctx, spec, v)
         return v.finish()
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        """Add what the application was observed sending (recorded traffic, traces) to the verdict;
+        checks that traffic informs override this (`ragdiag.checks._observed`)."""
 
     def draw(self, finding: Finding) -> Any:
         """The check's figure from its finding's evidence, or None (no figure)."""
         return None
+
+
+def _note_unreadable_code(v: Verdict, scan: Any) -> None:
+    """Parts of the client's code the scanner could not read make a check's verdict a warning
+    naming them (or a note beside a failure): a verdict on a smaller code base is not one on the
+    whole code."""
+    if scan is None:
+        return
+    from ragdiag.codescan.tree import unreadable
+
+    parts = unreadable(getattr(scan, "skipped", ()))
+    if not parts:
+        return
+    names = ", ".join(s.file for s in parts[:5]) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
+    v.metric("unreadable_code_paths", len(parts))
+    if v.fails:
+        v.note("common.code_unreadable", n=len(parts), paths=names)
+    else:
+        v.warn("common.code_unreadable", n=len(parts), paths=names)
 
 
 def figure_of(check: Any) -> Callable[[Finding], Any] | None:

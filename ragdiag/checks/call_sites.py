@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
     file_line,
@@ -89,13 +90,15 @@ def _clause(drift: Any) -> str:
 @register
 class CallSites(Check):
     id = ID
-    needs = ("client_code",)
+    needs = ("client_code|traffic|traces",)
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
         max_modules = int(spec.threshold("max_builder_modules"))
         fail_on_drift = bool(spec.threshold("fail_on_filter_drift"))
         scan = ctx.code_scan()
+        if scan is None:
+            return  # recorded traffic or traces only: judged in observe()
         every = scan.all_call_sites("all")
         sites = scan.all_call_sites("request")
         delegated = [d for d in scan.delegated if on_request_path(d)]
@@ -203,6 +206,9 @@ class CallSites(Check):
         if v.fails or v.warns:
             v.note("where", **where)
         v.passed("pass_one_place", names=tuple(modules), **where)
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.call_sites(ctx, spec, v)
 
     # ---- every site, with its class and parameters ------------------------------------------------------
     @staticmethod

@@ -18,10 +18,10 @@ Runtime half (only with a target, profiles and questions): the context each
 profile would assemble = the content tokens (tiktoken cl100k, offline encoding)
 of the first `top` hits of the profile's own request, for every goldset or
 query-log question. Per profile p50 / p95 / max are compared with the declared
-budget (a token budget constant in the client code, else the audit config's
-``[budgets] context_tokens``; with neither, ``default_budget_tokens`` is
-assumed) and with the model window minus the answer reserve. A profile
-"exceeds" a budget when its p95 does.
+budget (the strictest of a token budget constant in the client code and the audit config's
+``[budgets] context_tokens``, `ragdiag.engine.declared`; declarations that disagree warn, each
+named with its source; with neither, ``default_budget_tokens`` is assumed) and with the model
+window minus the answer reserve. A profile "exceeds" a budget when its p95 does.
 
 Evidence a pass needs: an LLM call receiving retrieved content judged bounded,
 or a measured context within the budget. With neither it is ``skipped`` (no LLM
@@ -34,6 +34,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
     gap_parts,
@@ -71,7 +72,7 @@ BOUND_SETTINGS = ("top_n_documents", "k", "similarity_top_k", "top")
 @register
 class ContextBudgets(Check):
     id = ID
-    needs = ("client_code|questions",)
+    needs = ("client_code|questions|traces",)
     uses = ("target", "profiles")
     figure_id = ID
 
@@ -82,16 +83,9 @@ class ContextBudgets(Check):
         v.metric("model_window_tokens", window)
         v.metric("answer_reserve_tokens", reserve)
         caps = code_budgets(scan)
-        if "tokens" in caps:
-            b = caps["tokens"]
-            budget, declared = int(b.value), True
-            source = v.msg("budget_code", where=b.location, name=b.name, value=b.value)
-        elif ctx.budgets.get("context_tokens"):
-            budget, declared = int(ctx.budgets["context_tokens"]), True
-            source = v.msg("budget_config", value=budget)
-        else:
-            budget, declared = int(spec.threshold("default_budget_tokens")), False
-            source = v.msg("budget_default", value=budget)
+        # every declared budget (config and code), reported with its source; a conflict is a
+        # finding and the strictest (smallest) is the one judged
+        budget, declared, source = self._declared_budget(ctx, spec, v, caps)
         v.metric("budget_tokens", budget)
         v.metric("budget_declared", declared)
 
@@ -145,6 +139,50 @@ class ContextBudgets(Check):
                      questions=measured["questions"])
         elif bounded:
             v.passed("pass_code", bounded=bounded, calls=bounded + len(unbounded), files=scan.files_scanned)
+
+    # ---- declared inputs -----------------------------------------------------------------------
+    @staticmethod
+    def _declared_budget(ctx: Any, spec: Any, v: Verdict, caps: dict[str, Any]) -> tuple[int, bool, Any]:
+        """(budget judged, declared at all, its source): the strictest of the config's and the code's."""
+        from ragdiag.engine.declared import declared_values
+
+        dv = declared_values(ctx)
+        budgets = dv.of("context_tokens")
+        tops = dv.of("top")
+        places: dict[tuple[str, Any, str], list[str]] = {}
+        for d in budgets + tops:  # one row per distinct value of each source, its places listed
+            places.setdefault((d.name, d.value, d.source), []).append(d.where)
+        rows = [(name, value, v.msg(f"src_{source}"), tuple(where)) for (name, value, source), where in places.items()]
+        if rows:
+            v.table("declared_values", "t_declared", ("quantity", "value", "source", "declared_at"), rows,
+                    note="n_declared")
+        for name, items in dv.conflicts():
+            if name not in ("context_tokens", "top"):
+                continue
+            groups: dict[tuple[Any, str], list[Any]] = {}
+            for d in items:  # one entry per distinct (value, source), with its first place
+                groups.setdefault((d.value, d.source), []).append(d)
+            shown = tuple(v.msg("declared_item" if len(ds) == 1 else "declared_items", value=value,
+                                source=v.msg(f"src_{source}"), where=ds[0].where, more=len(ds) - 1)
+                          for (value, source), ds in list(groups.items())[:5])
+            strict = dv.strictest(name)
+            if name == "context_tokens":
+                v.warn("declared_conflict", quantity=name, items=shown, n=len(items),
+                       judged=strict.value if strict is not None else "-")
+            else:  # the measured context is each profile's own top; the code sends others too
+                v.warn("declared_conflict_top", items=shown, n=len(items),
+                       largest=strict.value if strict is not None else "-")
+            v.recommend("rec_declared_conflict", quantity=name)
+        strict = dv.strictest("context_tokens")
+        if strict is None:
+            budget = int(spec.threshold("default_budget_tokens"))
+            return budget, False, v.msg("budget_default", value=budget)
+        if strict.source == "code" and "tokens" in caps:
+            b = caps["tokens"]
+            return int(b.value), True, v.msg("budget_code", where=b.location, name=b.name, value=b.value)
+        return int(strict.value), True, v.msg("budget_config", value=int(strict.value))
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.context_budgets(ctx, spec, v)
 
     # ---- code ------------------------------------------------------------------------------------
     def _code_half(self, ctx: Any, spec: Any, v: Verdict, scan: Any, budget: int

@@ -2,8 +2,13 @@
 
 Presence (in the config or as files in the client code), size per intent, refusal and
 restricted-identity cases; validity (expected sources exist, duplicate questions); metrics per
-profile and intent through ir-measures (hit rate, recall, MRR, nDCG@10, judged@10); the refusal
-gate (a minimum reranker score); and, when a second policy is configured, a paired comparison.
+profile and intent through ir-measures (hit rate, recall, MRR, nDCG@10, judged@10); every
+profile of the policy side by side on the same questions (each question through each profile,
+and a hybrid profile's keyword and vector legs alone), so comparing legs needs no second config;
+the names the goldset judges (documents, sections, pages) with the chunk keys they resolved to;
+the refusal gate (a minimum reranker score); seed 002's four numbers (permission leaks by the
+index's groups and by the goldset's own judgements, `_goldset_leaks`); and, when a second policy
+is configured, a paired comparison.
 
 Evidence a pass needs: a goldset loaded and evaluated, i.e. answerable questions answered by the
 policy and scored. Without a goldset the absence is the finding: ``fail`` when none is
@@ -136,6 +141,7 @@ class Goldset(Check):
         run = None
         if ctx.has("profiles") and ctx.has("target"):
             run = self._metrics(ctx, v, gs)
+            self._per_profile(ctx, v, gs, run)
             self._refusal(run, spec.threshold("gate_min_reranker_score"), v)
             self._four_numbers(ctx, run, v)
             if ctx.compare_policy is not None:
@@ -194,6 +200,21 @@ class Goldset(Check):
         if dupes:
             v.table("duplicate_questions", "t_duplicates", ("question", "cases"), [(q, tuple(ids)) for q, ids in dupes])
             v.warn("duplicates", n=len(dupes))
+        pairs = gs.paired_questions()  # one question asked as several identities: by design, not a duplicate
+        v.metric("paired_questions", len(pairs))
+        if pairs:
+            v.table("paired_questions", "t_paired", ("question", "cases"), [(q, tuple(ids)) for q, ids in pairs[:100]],
+                    note="n_paired")
+        resolutions = getattr(ctx, "resolutions", ())
+        if resolutions:
+            v.metric("judgements_resolved", len(resolutions))
+            v.table("resolved_judgements", "t_resolved", ("case", "as_judged", "matched", "chunks", "answer_chunks",
+                                                          "forbidden"),
+                    [(r.case_id, r.name, r.how, len(r.keys), tuple(r.answer_keys), r.forbidden) for r in resolutions[:500]],
+                    note="n_resolved")
+            blind = [r for r in resolutions if r.note]
+            if blind:
+                v.warn("answer_not_in_unit", n=len(blind), names=tuple(f"{r.case_id}: {r.name}" for r in blind[:5]))
 
     @staticmethod
     def _metrics(ctx: Any, v: Verdict, gs: Any) -> Any:
@@ -220,6 +241,50 @@ class Goldset(Check):
         return run
 
     @staticmethod
+    def _per_profile(ctx: Any, v: Verdict, gs: Any, routed: Any) -> None:
+        """Every profile of the policy on every question (and a hybrid profile's legs alone):
+        the same questions, side by side, so no leg needs a config of its own."""
+        from collections import Counter
+
+        from ragdiag.engine.probes import text_only, vector_only
+
+        count = Counter(q.profile for q in routed.queries)
+        rows, best = [], None
+        for name, prof in ctx.policy.profiles.items():
+            runs = [("leg_profile", ctx.run_gold(ctx.policy, profile=name, label=f"profile {name}"))]
+            if prof.keyword_text != "none" and prof.vector_queries:
+                runs += [("leg_keyword", ctx.run_gold(ctx.policy, profile=name, probe=text_only(),
+                                                      label=f"profile {name}, keyword leg")),
+                         ("leg_vector", ctx.run_gold(ctx.policy, profile=name, probe=vector_only(),
+                                                     label=f"profile {name}, vector leg"))]
+            for leg, run in runs:
+                v.requests(run)
+                e = run.evaluation(gs)
+                if not e.per_query:
+                    continue
+                values = [e.aggregate.get(m) for m in METRICS]
+                rows.append((name, v.msg(leg), count.get(name, 0) if leg == "leg_profile" else 0,
+                             len(e.per_query), *[round(x, 3) if isinstance(x, float) else x for x in values]))
+                ndcg = e.aggregate.get("ndcg@10")
+                if ndcg is not None and (best is None or ndcg > best[2]):
+                    best = (name, leg, ndcg)
+        if not rows:
+            return
+        v.metric("profiles_compared", len(ctx.policy.profiles))
+        v.table("per_profile", "t_per_profile", ("profile", "leg", "routed_questions", "queries", *COLUMNS.values()),
+                rows, note="n_per_profile", policy=ctx.policy.name)
+        routed_ndcg = v.metrics.get("ndcg@10")
+        configured = [(r[0], r[3], r[4 + METRICS.index("ndcg@10")]) for r in rows if r[1].id.endswith("leg_profile")]
+        if len(configured) > 1:  # what a user compares first, in the headline
+            v.note("per_profile_ndcg", n=max(q for _, q, _ in configured),
+                   profiles=tuple(f"{name} {ndcg:.3f}" for name, _, ndcg in configured if ndcg is not None))
+        if best is not None:
+            v.metric("best_profile", best[0] if best[1] == "leg_profile" else f"{best[0]}:{best[1][4:]}")
+            v.metric("best_profile_ndcg@10", round(best[2], 4))
+            if routed_ndcg is not None and best[2] > routed_ndcg:
+                v.note("best_profile", profile=best[0], leg=v.msg(best[1]), ndcg=best[2], routed=routed_ndcg)
+
+    @staticmethod
     def _four_numbers(ctx: Any, run: Any, v: Verdict) -> None:
         """Seed 002's four numbers, each with its sample size (`_four_numbers`); a leak fails."""
         from ragdiag.checks._acl_probes import AclReader
@@ -230,6 +295,8 @@ class Goldset(Check):
         schema = ctx.target.schema()
         if field and schema.has_field(field.split("/")[0]):
             reader = AclReader(ctx, schema.key_field.name, field)
+            if not reader.method:
+                reader = None  # groups unreadable: only the goldset's own judgements can count leaks
         f = four_numbers(ctx, run, reader)
         rows = []
         for name in NUMBERS:
@@ -251,7 +318,8 @@ class Goldset(Check):
             # the headline says the four numbers (otherwise the table says which were skipped and why)
             v.note("fn_headline", **{k: f.values[k] for k in NUMBERS}, **{f"{k}_n": f.n[k] for k in NUMBERS})
         if f.leak_rows:
-            v.table("permission_leaks", "t_permission_leaks", ("case", "as_user", "outside_keys", "cited_outside"),
+            v.table("permission_leaks", "t_permission_leaks", ("case", "as_user", "outside_keys", "cited_outside",
+                                                               "forbidden_retrieved", "forbidden_by"),
                     f.leak_rows[:100])
             v.fail("fn_leaks", n=f.values["permission_leaks"], cases=f.n["permission_leaks"])
             v.recommend("rec_fn_leaks")

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks import _observed
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import at, locate, on_request_path, site_class
 from ragdiag.checks._common import profile_used_by, quantile
 from ragdiag.checks.base import Check, Verdict
@@ -52,7 +54,7 @@ def measured_pool(trace: Any) -> int:
 @register
 class PoolSize(Check):
     id = ID
-    needs = ("target|client_code", "profiles|client_code")
+    needs = ("target|client_code|traffic", "profiles|client_code|traffic")
     uses = ("questions",)
     figure_id = ID
 
@@ -71,6 +73,9 @@ class PoolSize(Check):
             judge_sql_pool(ctx, spec, v)
             return
         self._runtime(ctx, spec, v, code_pools)
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.pool_size(ctx, spec, v)
 
     # ---- client code: the pool each call site can put into fusion ----------------------------------------
     def _code(self, v: Verdict, spec: Any, scan: Any) -> list[str]:
@@ -187,8 +192,11 @@ class PoolSize(Check):
                     documents=index_size)
 
         if not semantic:
+            judge_owned(ctx, spec, v, ID)
             if code_pools:
                 v.passed("pass_code", n=len(code_pools), min=min_conf, where=tuple(code_pools[:3]))
+            elif v.observations.get("elements_ablated"):
+                v.passed("pass_ablated", n=v.observations["elements_ablated"])
             return
         if not ctx.has("questions"):
             v.note("measured_not_run")
@@ -211,6 +219,7 @@ class PoolSize(Check):
         sizes = [s for vals in per_profile.values() for s in vals]
         if not sizes:  # questions exist, but no route sends any to a semantic profile
             v.note("measured_unrouted", profiles=tuple(sorted(sem_names)), questions=len(per_query))
+            judge_owned(ctx, spec, v, ID)
             v.passed("pass_configured", profiles=len(semantic), min=min_conf)
             return
         v.observed("pools_measured", len(sizes))
@@ -238,6 +247,8 @@ class PoolSize(Check):
             for name, post, mode in starving:
                 if post:
                     v.recommend("rec_prefilter", profile=name, mode=mode)
+        # k, recall size, weights, filter mode, exhaustive: each neutralised on the goldset
+        judge_owned(ctx, spec, v, ID)
         v.passed("pass_measured", profiles=len(semantic), min=min_conf, median=quantile(sizes, 0.5),
                  questions=len(sizes))
 

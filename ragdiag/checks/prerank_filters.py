@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ragdiag import odata
+from ragdiag.checks import _observed
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._common import Reach, leg_filters, paired
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
@@ -98,11 +100,13 @@ def _clauses(texts: Iterable[str | None]) -> Iterable[odata.Clause]:
 @register
 class PrerankFilters(Check):
     id = ID
-    needs = ("target", "profiles")
+    needs = ("target|traffic", "profiles|traffic")
     uses = ("questions", "goldset", "query_log", "client_code")
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        if not (ctx.has("target") and ctx.has("profiles")):
+            return  # recorded traffic only: judged in observe()
         policy = ctx.policy
         roles = {k: tuple(vals) for k, vals in spec.roles.items()}
         schema = ctx.target.schema()
@@ -156,7 +160,16 @@ class PrerankFilters(Check):
         v.metric("code_clauses", sum(len(w) for w in code.values()))
 
         suspicious = [s for s in sites if s.role in SUSPICIOUS]
-        _Ablation(ctx, v, spec, role_of, warn_any).run(policy, suspicious, schema)
+        # a clause ragdiag cannot classify is measured like a suspicious one, never ignored
+        measured = suspicious + ([s for s in sites if s.role == "unclassified"] if ctx.has("goldset") else [])
+        ablation = _Ablation(ctx, v, spec, role_of, warn_any)
+        ablation.run(policy, measured, schema)
+        for s in measured:
+            if s.role == "unclassified" and s.clause.text in ablation.measured:
+                unclassified.discard(s.clause.text)
+                v.observed("unclassified_clauses_measured")
+        # every clause of every profile, whatever its role, as one what-if on the goldset
+        judge_owned(ctx, spec, v, ID, severity=lambda r: _severity(r, role_of), quiet=ablation.failed_ids)
         for (clause, role), where in code.items():
             if role in SUSPICIOUS:
                 if warn_any:
@@ -172,9 +185,17 @@ class PrerankFilters(Check):
             v.warn("unclassified", n=len(unclassified), clauses=tuple(sorted(unclassified)[:3]))
             v.recommend("rec_roles")
         _cascades(ctx, v)
-        v.passed("pass_clauses", clauses=sum(v.observations.values()), profile=v.observations["profile_clauses"],
+        counted = ("profile_clauses", "override_clauses", "code_clauses", "query_log_clauses",
+                   "unclassified_clauses_measured")
+        v.passed("pass_clauses_measured" if v.observations["unclassified_clauses_measured"] else "pass_clauses",
+                 clauses=sum(v.observations[k] for k in counted),
+                 measured=v.observations["unclassified_clauses_measured"],
+                 profile=v.observations["profile_clauses"],
                  override=v.observations["override_clauses"], code=v.observations["code_clauses"],
                  log=v.observations["query_log_clauses"])
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.prerank_filters(ctx, spec, v)
 
     def draw(self, finding: Any, lang: str = "en") -> Any:
         rows = column_values(finding, "ablation", "profile", "clause", "recall50_with", "recall50_without")
@@ -205,17 +226,22 @@ class _Ablation:
         self.reach = Reach(ctx)
         self.removed: list[tuple[Any, ...]] = []
         self.unreachable: list[tuple[Any, ...]] = []
+        self.measured: set[str] = set()  # clause texts measured on the goldset
+        self.failed_ids: set[str] = set()  # ablation element ids this measurement already failed
 
     def run(self, policy: Any, suspicious: list[Site], schema: Any) -> None:
+        """Measure each clause (suspicious ones, and unclassified ones when a goldset exists)."""
         ctx, v = self.ctx, self.v
         cases = ctx.question_cases()
         ablation = []
         for s in suspicious:
-            _recommend(v, s, schema)
+            if s.role in HOW:
+                _recommend(v, s, schema)
             mine = [cs for cs in cases if _routes_to(policy, cs, s.profile)]
             params = dict(clause=s.clause.text, role=v.msg(f"role_{s.role}"), profile=s.profile, where=_where(v, s))
             if not mine:
-                v.warn("not_ablated", **params)
+                if s.role in HOW:
+                    v.warn("not_ablated", **params)
                 continue
             base = ctx.run_gold(policy, cases=mine, label=f"{s.profile} baseline")
             dropped = ctx.run_gold(without(policy, s), cases=mine, label=f"{s.profile} without {s.clause.text}")
@@ -242,13 +268,18 @@ class _Ablation:
             label = f"{s.profile}: {s.clause.text}" + (f" [vector query {s.vq + 1}]" if s.vq is not None else "")
             v.metric(f"removed_relevant_share[{label}]", m["share"])
             v.metric(f"relevant_unreachable[{label}]", m["unreachable"])
+            self.measured.add(s.clause.text)
             if m["share"] is None:
-                v.warn("none_reachable", unreachable=m["unreachable"], excluded=m["excluded"], **params)
+                if s.role in SUSPICIOUS:
+                    v.warn("none_reachable", unreachable=m["unreachable"], excluded=m["excluded"], **params)
             elif m["share"] >= self.fail_share:
                 v.fail("removes_relevant_unreach" if m["unreachable"] else "removes_relevant", removed=m["removed"],
                        reachable=m["reachable"], share=m["share"], unreachable=m["unreachable"],
                        excluded=m["excluded"], **params)
-            elif self.warn_any:
+                self.failed_ids.add(_element_id(s))
+                if s.role not in HOW:
+                    _recommend(v, s, schema)
+            elif self.warn_any and s.role in SUSPICIOUS:
                 v.warn("filters_before_rerank", **params)
         if ablation:
             v.table("ablation", "t_ablation", ABLATION_COLUMNS, ablation, note="n_ablation")
@@ -316,7 +347,7 @@ def _effects(v: Verdict, s: Site, cases: list[Any], ev_with: Any, ev_without: An
         if metric not in ev_with.measures or metric not in ev_without.measures:
             continue
         c = compare(ev_with, ev_without, metric)
-        if c.n:
+        if c.n and (c.wins or c.losses):  # a clause that changes no question's metric has no effect
             v.effect(metric, c.a_mean, c.b_mean, p=c.p_ttest, n=c.n, action="eff_drop_clause",
                      scope="eff_scope_intents", clause=s.clause.text, profile=s.profile,
                      scope_params={"n": c.n, "intents": intents or (s.profile,)})
@@ -328,8 +359,28 @@ def _routes_to(policy: Any, case: Any, profile: str) -> bool:
     return route.profile_name == profile
 
 
+def _element_id(s: Site) -> str:
+    """The ablation element id of a profile clause (`ragdiag.engine.ablation.elements_of`)."""
+    if s.vq is None:
+        return f"{s.profile}:filter_clause[{s.clause.index + 1}]"
+    return f"{s.profile}:override_clause[{s.vq + 1}.{s.clause.index + 1}]"
+
+
+def _severity(result: Any, role_of: Callable[[odata.Clause], str]) -> str | None:
+    """A scope clause is the client's choice: its measured cost warns; any other clause's fails
+    by the default rule (`ragdiag.checks._ablation`)."""
+    try:
+        clause = odata.clauses(odata.parse(result.element.element))[0]
+    except (RagdiagError, IndexError):
+        return None
+    return "warn" if role_of(clause) == "scope" else None
+
+
 def _recommend(v: Verdict, s: Site, schema: Any) -> None:
     """Replace the filter with a scoring-profile function (naming one the index already has)."""
+    if s.role not in HOW:  # a clause on a field no rule names: measured, the fix is the client's
+        v.recommend("rec_unclassified_clause", profile=s.profile, clause=s.clause.text)
+        return
     fields = sorted(s.clause.fields)
     have = [sp.name for sp in schema.scoring_profiles for fn in sp.functions if fn.field_name in s.clause.fields]
     params = dict(profile=s.profile, clause=s.clause.text, field=fields[0] if fields else "-", how=v.msg(HOW[s.role]))

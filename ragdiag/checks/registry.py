@@ -325,8 +325,9 @@ def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
     except Exception as exc:
         last = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+        # an internal error (exit 4), told apart from an input or service error by incomplete
         return Finding.errored(spec.id, f"the check crashed: {type(exc).__name__}: {exc}{where}",
-                               title=title, question=question)
+                               title=title, question=question, incomplete={"internal_error": 1})
     if not isinstance(finding, Finding):
         return Finding.errored(spec.id, f"the check returned {type(finding).__name__}, not a Finding",
                                title=title, question=question)

@@ -27,6 +27,8 @@ from collections import defaultdict
 from itertools import islice
 from typing import Any
 
+from ragdiag.checks import _observed
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import (
     at,
     locate,
@@ -95,7 +97,7 @@ def best_gate(pos: list[float], neg: list[float]) -> tuple[float, float, float] 
 @register
 class RerankerScores(Check):
     id = ID
-    needs = ("target|client_code", "profiles|client_code", "questions|client_code")
+    needs = ("target|client_code|traffic", "profiles|client_code|traffic", "questions|client_code|traffic")
     uses = ("goldset",)
     figure_id = ID
 
@@ -226,10 +228,36 @@ class RerankerScores(Check):
                         [(len(pos), len(neg), auc, gate[0], gate[1], gate[2])], note="n_separation")
         if ctx.has("goldset"):  # also without scores: the plan counts these requests up front
             self._benefit(ctx, policy, run, sem, warn_lower, v)
+        # scoring profiles, their parameters, semantic configurations and the ranker itself, per
+        # profile: each neutralised on the goldset (a pooled benefit can hide a profile it harms)
+        judge_owned(ctx, spec, v, ID)
+        self._boost_losses(ctx, spec, v)
         if all_top1:
             worst = min(top1, key=lambda n: (quantile(top1[n], 0.5), n))
             v.passed("pass_scored", profiles=len(top1), questions=len(all_top1), profile=worst,
                      median=quantile(top1[worst], 0.5), share=share(s < band for s in all_top1), band=band)
+
+    @staticmethod
+    def _boost_losses(ctx: Any, spec: Any, v: Verdict) -> None:
+        """What each scoring profile does to the top, counted by the loss funnel against the same
+        requests without it: the expected sources it pushes out (the ``boost`` stage) and those it
+        pulls in. Evidence and a note; the verdict on a scoring profile is its ablation's."""
+        from ragdiag.checks._funnel import boost_balance
+
+        rows = [(p, ctx.policy.profiles[p].scoring_profile if p in ctx.policy.profiles else None, out, into, reach)
+                for p, out, into, reach in boost_balance(ctx)]
+        if not rows:
+            return
+        v.table("boost_losses", "t_boost_losses", ("profile", "scoring_profile", "sources_pushed_out",
+                                                    "sources_pulled_in", "sources_reachable"), rows,
+                note="n_boost_losses")
+        worse = [(p, sp, out, into) for p, sp, out, into, _r in rows if out > into]
+        if worse:
+            p, sp, out, into = max(worse, key=lambda r: r[2] - r[3])
+            v.note("boost_pushes_out", profile=p, scoring_profile=sp or "-", out=out, into=into, n=len(worse))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.reranker_scores(ctx, spec, v)
 
     # ---- client code: score cuts the app applies to the hits --------------------------------------------
     @staticmethod

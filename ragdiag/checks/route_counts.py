@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ragdiag.checks import _observed
 from ragdiag.checks._common import profile_used_by
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
@@ -39,11 +40,13 @@ def routed_profiles(policy: Any) -> list[str]:
 @register
 class RouteCounts(Check):
     id = ID
-    needs = ("profiles", "query_log|goldset")
+    needs = ("profiles|traffic", "query_log|goldset|traffic")
     figure_id = ID
 
     def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
         policy = ctx.policy
+        if policy is None:
+            return  # recorded traffic only: judged in observe()
         routed = routed_profiles(policy)
         v.metric("routes", len(policy.routes))
         v.metric("profiles", len(policy.profiles))
@@ -64,6 +67,9 @@ class RouteCounts(Check):
         if unused:
             v.table("unused_profiles", "t_unused", ("profile",), [(n,) for n in unused])
         v.passed("pass", routes=len(routed), what=tuple(parts))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.route_counts(ctx, spec, v)
 
     @staticmethod
     def _traffic(ctx: Any, spec: Any, v: Verdict) -> list[Any]:

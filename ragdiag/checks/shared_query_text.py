@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragdiag.checks import _language
+from ragdiag.checks import _language, _observed
+from ragdiag.checks._ablation import judge_owned
 from ragdiag.checks._code_evidence import at, locate, request_only, short, site_class
 from ragdiag.checks._common import profile_used_by
 from ragdiag.checks.base import Check, Verdict
@@ -98,7 +99,7 @@ def _show(x: Any) -> str:
 @register
 class SharedQueryText(Check):
     id = ID
-    needs = ("profiles|query_log|client_code",)
+    needs = ("profiles|query_log|client_code|traffic",)
     uses = ("questions", "goldset", "client_code")
     figure_id = ID
 
@@ -123,6 +124,8 @@ class SharedQueryText(Check):
         code = self._code(ctx, v)
         languages = self._languages(ctx, spec, v)
         gain = self._split(ctx, spec, v) if policy is not None else None
+        if policy is not None:  # text modes, vector fields and queries, search fields: each neutralised
+            judge_owned(ctx, spec, v, ID)
         parts = [v.msg(w, share=s, n=n) for w, s, n in judged]
         if languages is not None:
             parts.append(languages)
@@ -131,6 +134,9 @@ class SharedQueryText(Check):
         if gain is not None:
             parts.append(v.msg("part_split", points=gain * 100))
         v.passed("pass", what=tuple(parts))
+
+    def observe(self, ctx: Any, spec: Any, v: Verdict) -> None:  # recorded traffic and traces
+        _observed.shared_query_text(ctx, spec, v)
 
     # -- the texts the profiles build (or, without questions, their channel modes) ----------
     def _profiles(self, ctx: Any, policy: Any, v: Verdict) -> list[tuple[str, float, int]]:
@@ -146,7 +152,9 @@ class SharedQueryText(Check):
                                              "semantic_text", "vector_fields_weights", "one_mode"), rows)
         field_sets = {tuple(sorted({f for vq in p.vector_queries for f in vq.fields}))
                       for p in policy.profiles.values() if p.vector_queries}
-        if len(field_sets) == 1 and len(policy.profiles) > 1:
+        # only a choice not taken is a finding: an index with one vector field offers no other
+        choices = len(ctx.target.schema().vector_fields) if ctx.has("target") else None
+        if len(field_sets) == 1 and len(policy.profiles) > 1 and (choices is None or choices > 1):
             v.warn("same_vector_field", fields=next(iter(field_sets)))
             v.recommend("rec_fields_per_type")
         if not ctx.has("questions"):

@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.chunks.boundaries import _FINAL, _Chunk, _overlap_words, _summarise
-from ragdiag.chunks.cuts import KEEPS_WHITESPACE_SHARE, judge_document
+from ragdiag.chunks.boundaries import _Chunk, _overlap_words, _summarise
+from ragdiag.chunks.cuts import DECISION_CHUNKS, Decisions, judge_document
 from ragdiag.chunks.duplicates import batch_numeric, find_duplicates
 from ragdiag.chunks.fields import ChunkFields, _order_key, _present
 from ragdiag.chunks.histogram import histogram_edges
 from ragdiag.chunks.report import ChunkReport
-from ragdiag.chunks.sentences import ends_sentence
+from ragdiag.chunks.structure import fences
 from ragdiag.chunks.tokens import _TokenModel, token_counter
 
 MAX_BUFFERED = 20_000
@@ -59,8 +59,23 @@ EXACT_EVERY = 20
 BAND = (0.7, 1.4)
 EXCERPT_CHARS = 120
 DEFAULT_BATCH = 1024
-#: above this share of chunks without sentence punctuation the index holds normalised text
-NORMALISED_TEXT_SHARE = 0.5
+
+
+#: document formats with fixed pages: a chunk of one is cited by its page
+_PAGED = (".pdf", ".ppt", ".pptx", ".odp", ".djvu", ".ps", ".xps", ".tif", ".tiff", ".epub")
+
+
+def _paged(name: Any) -> bool:
+    """Whether a document name says the document has pages (a PDF, slides, a scan)."""
+    if not isinstance(name, str):
+        return False
+    base = name.split("#", 1)[0].split("?", 1)[0].lower()
+    return base.endswith(_PAGED)
+
+
+def _anchored(name: Any) -> bool:
+    """A URL or path with an anchor (``page.html#install``): it cites the place in the page."""
+    return isinstance(name, str) and "#" in name and not name.endswith("#") and "page=" not in name
 
 
 def _excerpt_head(text: str, n: int = EXCERPT_CHARS) -> str:
@@ -81,18 +96,6 @@ def _in_context(end: str, start: str, n: int = EXCERPT_CHARS // 2) -> str:
     if not start:
         return _excerpt_tail(end)
     return f"{_excerpt_tail(end, n)} ⟂ {_excerpt_head(start, n)}"
-
-
-def _model_judges(tail: str) -> bool:
-    """Whether the sentence model re-judges an end the line classifier took as a sentence end:
-    a full stop (abbreviations, ordinals), a closing quote, or a semicolon in prose. A colon or
-    bracket at a chunk's end introduces or closes a block (a list, code) and stays a boundary:
-    re-judged, German articles cut by LangChain showed 30 % cut ends against a 14 % reference
-    (benchmarks/realchunks.py)."""
-    last = tail[-1:]
-    if last == ";":
-        return not any(ch in tail[-60:] for ch in "(){}[]=<>")
-    return last in ".\u201d\u201c\"'\u00bb\u203a"
 
 
 def _overlap_excerpt(head: str, k: int) -> str:
@@ -129,8 +132,10 @@ def _share(n: int, d: int) -> float | None:
 
 class _Analyser:
     def __init__(self, fields: ChunkFields, counter: Callable[[Sequence[str]], list[int]],
-                 exact: str, min_tokens: int, max_tokens: int, n_examples: int, seed: int) -> None:
+                 exact: str, min_tokens: int, max_tokens: int, n_examples: int, seed: int,
+                 lang: str = "auto") -> None:
         self.f = fields
+        self.lang = lang
         self.counter = counter
         self.exact = exact  # all | auto | none
         self.min_tokens, self.max_tokens = min_tokens, max_tokens
@@ -160,14 +165,20 @@ class _Analyser:
         self.table_chunks = self.split_table = self.heading_sep = self.list_cut = 0
         self.present = [0, 0, 0, 0, 0]  # document id, page, position, parent id, section title
         self.missing_citation = 0
+        self.lacking: dict[str, int] = {}  # citation role -> chunks lacking it where it is needed
         self.unpunctuated = 0
         self.punctuation_moved = 0
         # mid-word cuts (the judgement of `ragdiag chunks`): found through the neighbours'
         # overlap, plus pairs whose raw texts meet letter to letter -- a split word only when the
         # export keeps the whitespace at its cuts, decided over all chunks in `report`
         self.mid_word = 0
-        self.letters_meet: list[tuple[str, str]] = []   # (key, excerpt in context)
-        self.ws_edges = self.ws_seen = 0
+        self.split_code = 0
+        self.judged_start = self.judged_end = 0
+        # the first DECISION_CHUNKS chunk texts decide language, punctuation, whitespace and
+        # vocabulary, as in `ragdiag chunks`; documents that close before are judged after
+        self.window: list[str] = []
+        self.decisions: Decisions | None = None
+        self.deferred: list[list[_Chunk]] = []
         self.pending: tuple[Any, list[str], int] | None = None
         self.last_doc: Any = None
         self.small: list[tuple[float, int, str]] = []   # (-tokens, seq, excerpt): the smallest
@@ -244,6 +255,8 @@ class _Analyser:
         keys = self.keys
         open_docs = self.open
         present = _present
+        if self.decisions is None:
+            self.window.extend(b[3] for b in batch[: DECISION_CHUNKS - len(self.window)])
         for i, (key, doc, order, _content, rec) in enumerate(batch):
             keys.append(key)
             s = stripped[i]
@@ -263,26 +276,30 @@ class _Analyser:
             n_page += has_page
             n_pos += has_pos
             n_par += par
-            if sf:
-                n_sec += present(rec.get(sf))
-            # citable: the document and its page (Azure's samples store them as sourcefile and
-            # sourcepage, with no position); the position orders chunks but cites nothing
-            if not (has_doc and has_page):
-                self.missing_citation += 1
-                what = [n for n, ok in (("document id", has_doc), ("page", has_page)) if not ok]
-                self.example("missing_citation", key, "missing " + ", ".join(what))
+            # citable by what the corpus has (decided per document when it closes, `_cite`)
+            has_sec = bool(sf) and present(rec.get(sf))
+            name = doc if doc is not None else (rec.get(df) if df else None)
+            cite = (key, has_doc, has_page, has_sec or _anchored(name) or _anchored(key), _paged(name))
             if not s:
                 self.empty += 1
                 self.start_classes["empty"] = self.start_classes.get("empty", 0) + 1
                 self.end_classes["empty"] = self.end_classes.get("empty", 0) + 1
+                self._cite([cite])
                 continue
             c = _summarise(base + i, order, key, s)
+            c.cite = cite
             raw = batch[i][3]
             # the two ends suffice for word edges; an HTML table is kept whole (its tags balance)
-            c.raw = raw if len(raw) <= RAW_CHARS or _HTML_TABLE.search(raw) else \
-                raw[:RAW_CHARS // 2] + "\n\n" + raw[-RAW_CHARS // 2:]
-            self.ws_seen += 1
-            self.ws_edges += raw[:1].isspace() or raw[-1:].isspace()
+            marks = fences(raw)
+            if len(raw) <= RAW_CHARS or _HTML_TABLE.search(raw):
+                c.raw = raw
+            else:
+                c.raw = raw[:RAW_CHARS // 2] + "\n\n" + raw[-RAW_CHARS // 2:]
+                # fence offsets into the shortened text (those of the dropped middle at its seam)
+                drop = len(raw) - len(c.raw)
+                marks = [(o if o < RAW_CHARS // 2 else max(RAW_CHARS // 2, o - drop), ch, n, info)
+                         for o, ch, n, info in marks]
+            c.marks = marks
             if c.starts_table or c.ends_table:
                 self.table_chunks += 1
             if doc is None:
@@ -303,8 +320,12 @@ class _Analyser:
             self.buffered += 1
             if self.buffered > MAX_BUFFERED:
                 self._evict(keep=doc)
+        if sf:
+            n_sec = sum(present(b[4].get(sf)) for b in batch)
         for j, v in enumerate((n_doc, n_page, n_pos, n_par, n_sec)):
             self.present[j] += v
+        if self.decisions is None and len(self.window) >= DECISION_CHUNKS:
+            self._decide()
         if job is None:
             self._collect(self._numeric(stripped, base), stripped, base)
         else:
@@ -336,6 +357,8 @@ class _Analyser:
             self._finish(buf)
 
     def close_all(self) -> None:
+        if self.decisions is None:
+            self._decide()
         for doc, buf in self.open.items():
             self.closed.add(doc)
             self._finish(buf)
@@ -343,7 +366,19 @@ class _Analyser:
         self.buffered = 0
 
     # -- one document's chunks, in position order ------------------------------------
+    def _decide(self) -> None:
+        """Decide language, punctuation, whitespace and vocabulary on the window (as `ragdiag
+        chunks` does on the same records) and judge the documents that waited for it."""
+        self.decisions = Decisions.of(self.window, self.lang)
+        self.window = []
+        deferred, self.deferred = self.deferred, []
+        for chunks in deferred:
+            self._finish(chunks)
+
     def _finish(self, chunks: list[_Chunk]) -> None:
+        if self.decisions is None:
+            self.deferred.append(chunks)
+            return
         if len(chunks) > 1:
             chunks.sort(key=lambda c: (_order_key(c.order), c.seq))
         for prev, cur in zip(chunks, chunks[1:], strict=False):
@@ -355,23 +390,16 @@ class _Analyser:
                 self.pairs_overlap += 1
                 self.overlap_words.append(k)
                 self.example("overlap", cur.key, partial(_overlap_excerpt, cur.head, k))
-            # the sentence model of `ragdiag chunks`: "Mr." "z. B." "am 1." ";" and a stop the next
-            # chunk continues in lower case end no sentence
-            if prev.end == "sentence" and not k and _model_judges(prev.tail) \
-                    and not ends_sentence(prev.tail, "any", cur.head):
-                prev.end = "mid"
             # the chunker moved the full stop to the next chunk (LangChain's keep_separator="start"
             # with ". " as separator): the sentence ended, its punctuation is misplaced
             f = cur.first_line
-            if prev.end in ("mid", "heading") and f[:1] in ".!?" and (len(f) == 1 or f[1] in " \t"):
+            if prev.end in ("mid", "heading") and f[:1] in ".!?" and (len(f) == 1 or f[1] in " \\t"):
                 prev.end = cur.start = "sentence"
                 self.punctuation_moved += 1
                 self.example("punctuation_moved", cur.key, partial(_excerpt_head, f))
             # a "heading" at the end that the next chunk continues was a cut sentence
             if prev.end == "heading" and cur.start == "mid":
                 prev.end = "mid"
-            if prev.end == "mid" and cur.start == "sentence" and not k:
-                cur.start = "mid"
             if prev.ends_table and cur.starts_table and not cur.table_header:
                 prev.split_table = prev.split_table or _excerpt_tail(prev.last_line)
                 cur.split_table = cur.split_table or _excerpt_head(cur.first_line)
@@ -380,27 +408,38 @@ class _Analyser:
                     and cur.first_number == prev.last_number + 1)):
                 prev.list_cut = prev.list_cut or _excerpt_tail(prev.last_line)
                 cur.list_cut = cur.list_cut or _excerpt_head(cur.first_line)
-        if len(chunks) > 1:
-            self._mid_words(chunks)
+        self._cite([c.cite for c in chunks])
+        flags = self._cuts(chunks)
         starts, ends, example = self.start_classes, self.end_classes, self.example
-        for c in chunks:
+        for j, (c, fl) in enumerate(zip(chunks, flags, strict=True)):
             starts[c.start] = starts.get(c.start, 0) + 1
             ends[c.end] = ends.get(c.end, 0) + 1
             if c.header_no_body and not c.split_table:
                 c.split_table = "header without body: " + _excerpt_tail(c.last_line)
-            if c.start == "mid":
-                self.mid_start += 1
-                self.short_unpunct_start += c.unpunct
-                example("mid_sentence_start", c.key, partial(_in_context, c.prev_last, c.first_line))
-            if c.end == "unpunctuated":
+            if c.unpunct:
                 self.unpunctuated += 1
-            if c.end == "mid":
+            if fl.start_mid_sentence is not None:
+                self.judged_start += 1
+            if fl.end_mid_sentence is not None:
+                self.judged_end += 1
+            if fl.start_mid_sentence:
+                self.mid_start += 1
+                example("mid_sentence_start", c.key, partial(_in_context, c.prev_last, c.first_line))
+            if fl.end_mid_sentence:
                 self.mid_end += 1
-                self.short_unpunct_end += c.unpunct
                 example("mid_sentence_end", c.key, partial(_in_context, c.last_line, c.next_first))
-            elif c.end == "heading" or c.heading_only:
+            elif (c.end == "heading" and j + 1 < len(chunks)) or c.heading_only or fl.heading_only:
                 self.heading_sep += 1
                 example("heading_separated", c.key, partial(_excerpt_tail, c.last_line))
+            if fl.end_mid_word:
+                self.mid_word += 1
+                example("mid_word", c.key, partial(_in_context, c.last_line, c.next_first))
+            if fl.end_split_code or fl.start_split_code:
+                self.split_code += 1
+                example("split_code", c.key, partial(_in_context, c.prev_last if fl.start_split_code and not
+                                                     fl.end_split_code else c.last_line,
+                                                     c.first_line if fl.start_split_code and not fl.end_split_code
+                                                     else c.next_first))
             if c.split_table:
                 self.split_table += 1
                 example("split_table", c.key, c.split_table)
@@ -408,25 +447,38 @@ class _Analyser:
                 self.list_cut += 1
                 example("list_cut", c.key, c.list_cut)
 
-    def _mid_words(self, chunks: list[_Chunk]) -> None:
-        """Cuts inside a word, judged by `ragdiag chunks`' analyser on the document's chunks in
-        order (sentence flags are this analyser's own, so only the word edges are read)."""
+    def _cite(self, cites: list[tuple[str, bool, bool, bool, bool]]) -> None:
+        """Citation metadata of one document's chunks, by what the corpus has: the document id,
+        and the page where the document has pages (its name says so, or another of its chunks has
+        a page), else the section or a URL anchor (Markdown, web pages). A position orders chunks
+        but cites nothing."""
+        paged = any(c[2] or c[4] for c in cites) or (self.f.page is not None and not self.f.section_title)
+        for key, has_doc, has_page, has_place, _ in cites:
+            what = [] if has_doc else ["document id"]
+            if paged and not has_page:
+                what.append("page")
+            elif not paged and not has_place:
+                what.append("section or anchor")
+            if what:
+                self.missing_citation += 1
+                for w in what:
+                    self.lacking[w] = self.lacking.get(w, 0) + 1
+                self.example("missing_citation", key, "missing " + ", ".join(what))
+
+    def _cuts(self, chunks: list[_Chunk]) -> list[Any]:
+        """Each chunk's cut flags, by the analyser of `ragdiag chunks` (`ragdiag.chunks.cuts`) on
+        the document's chunks in order, with the decisions of the whole stream: one judgement."""
+        d = self.decisions
         texts = [c.raw for c in chunks]
-        flags = judge_document(texts, [c.key for c in chunks], punctuated=False, keeps_whitespace=False)
+        flags = judge_document(texts, [c.key for c in chunks], lang=d.lang, vocab=d.vocab,
+                               keeps_whitespace=d.keeps_whitespace, punctuated=d.punctuated,
+                               marks=[c.marks for c in chunks])
         for c, f in zip(chunks, flags, strict=True):
             # an HTML table cut across chunks (Markdown tables are this analyser's own)
             if f.split_table and not c.split_table and _HTML_TABLE.search(c.raw):
                 c.split_table = "HTML table cut: " + (_excerpt_tail(c.last_line) if c.ends_table or
                                                       "<table" in c.raw.lower() else _excerpt_head(c.first_line))
-        for prev, cur, f in zip(chunks, chunks[1:], flags, strict=False):
-            excerpt = partial(_in_context, prev.last_line, cur.first_line)
-            if f.end_mid_word:
-                self.mid_word += 1
-                self.example("mid_word", prev.key, excerpt)
-            elif not cur.overlap and prev.end == "mid" and prev.raw[-1:].isalnum() and cur.raw[:1].isalnum():
-                # letters meet and the end is no heading or sentence: a split word if the export
-                # keeps its whitespace (decided in `report`)
-                self.letters_meet.append((prev.key, excerpt()))
+        return flags
 
     # -- the report ----------------------------------------------------------------
     def _final_tokens(self) -> tuple[np.ndarray, int, float | None]:
@@ -482,22 +534,8 @@ class _Analyser:
                 self.examples[measure].items = rows
         exact_dups, groups, near = self._duplicates(hashes)
         unpunct, mid_start, mid_end = self.unpunctuated, self.mid_start, self.mid_end
-        if _share(unpunct, n) and unpunct / n > NORMALISED_TEXT_SHARE:
-            # normalised text: its short unpunctuated records are not cut sentences either
-            unpunct += self.short_unpunct_end
-            mid_start -= self.short_unpunct_start
-            mid_end -= self.short_unpunct_end
-            for measure in ("mid_sentence_start", "mid_sentence_end"):
-                if measure in self.examples:
-                    self.examples[measure].items = [(k, x) for k, x in self.examples[measure].items
-                                                    if any(ch in _FINAL for ch in x.replace("…", ""))]
-        judged = n - unpunct  # chunks whose ends can be judged for sentence boundaries
         mid_word = self.mid_word
-        if self.ws_seen and self.ws_edges / self.ws_seen >= KEEPS_WHITESPACE_SHARE:
-            # the export keeps the whitespace at its cuts: two letters meeting are one split word
-            mid_word += len(self.letters_meet)
-            for key, excerpt in self.letters_meet:
-                self.example("mid_word", key, excerpt)
+        d = self.decisions
         ow = self.overlap_words
         present: dict[str, float | None] = {}
         for j, (role, fname) in enumerate((("document id", self.f.doc_id or self.f.parent_id),
@@ -514,8 +552,8 @@ class _Analyser:
             empty=self.empty, tokens=tokens, token_histogram=tuple(hist),
             tiny=tiny, tiny_share=_share(tiny, n), oversized=big, oversized_share=_share(big, n),
             start_classes=dict(self.start_classes), end_classes=dict(self.end_classes),
-            mid_sentence_start=mid_start, mid_sentence_start_share=_share(mid_start, judged),
-            mid_sentence_end=mid_end, mid_sentence_end_share=_share(mid_end, judged),
+            mid_sentence_start=mid_start, mid_sentence_start_share=_share(mid_start, self.judged_start),
+            mid_sentence_end=mid_end, mid_sentence_end_share=_share(mid_end, self.judged_end),
             pairs=self.pairs, pairs_with_overlap=self.pairs_overlap,
             overlap_share=_share(self.pairs_overlap, self.pairs),
             overlap_words_median=float(np.median(ow)) if ow else None,
@@ -533,6 +571,10 @@ class _Analyser:
             unpunctuated=unpunct, unpunctuated_share=_share(unpunct, n),
             punctuation_moved=self.punctuation_moved, punctuation_moved_share=_share(self.punctuation_moved, n),
             mid_word=mid_word, mid_word_share=_share(mid_word, n),
+            citation_lacking=dict(self.lacking),
+            split_code=self.split_code, split_code_share=_share(self.split_code, n),
+            sentences_judged=bool(d.punctuated) if d is not None else False,
+            language=d.lang if d is not None else "",
         )
 
     def _duplicates(self, h: np.ndarray) -> tuple[int, int, int]:
@@ -549,7 +591,7 @@ def analyse_chunks(records: Iterable[Mapping[str, Any]], *, fields: ChunkFields 
                    tokenizer: Any = None, max_chunks: int | None = None, sample_seed: int = 0,
                    total_hint: int | None = None, min_tokens: int = 20, max_tokens: int = 512,
                    exact_tokens: bool | None = None, examples: int = 5,
-                   batch_size: int = DEFAULT_BATCH, threads: bool = True) -> ChunkReport:
+                   batch_size: int = DEFAULT_BATCH, threads: bool = True, lang: str = "auto") -> ChunkReport:
     """Stream `records` once and measure their chunk boundaries (see the package docstring).
 
     `fields`: which record fields to read (default: the sample's names; see
@@ -561,14 +603,15 @@ def analyse_chunks(records: Iterable[Mapping[str, Any]], *, fields: ChunkFields 
     counts; False only estimates. `total_hint` (chunk records in the stream,
     e.g. from ``target.count(filter)``) lets the analysis sample whole
     documents at rate ``max_chunks / total_hint`` instead of stopping after
-    the first `max_chunks` chunks. `threads=False` tokenises in the calling thread.
+    the first `max_chunks` chunks. `threads=False` tokenises in the calling thread. `lang`
+    (en, de or auto: detected on the first chunks) sets the sentence rules.
     """
     fields = fields or ChunkFields()
     if not fields.content:
         raise ValueError("ChunkFields.content is None: the index has no content field to analyse")
     counter, label, is_exact = token_counter(tokenizer)
     mode = "none" if not is_exact or exact_tokens is False else "all" if exact_tokens else "auto"
-    an = _Analyser(fields, counter, mode, int(min_tokens), int(max_tokens), examples, sample_seed)
+    an = _Analyser(fields, counter, mode, int(min_tokens), int(max_tokens), examples, sample_seed, lang)
     rate = None
     if max_chunks and total_hint and total_hint > max_chunks:
         rate = 0.95 * max_chunks / total_hint  # a margin, so the cap rarely cuts the stream

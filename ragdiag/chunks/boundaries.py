@@ -139,7 +139,7 @@ class _Chunk:
     __slots__ = ("seq", "order", "key", "start", "end", "head", "tail", "first_line", "last_line",
                  "starts_table", "table_header", "ends_table", "header_no_body", "heading_only",
                  "first_number", "last_number", "overlap", "split_table", "list_cut", "unpunct",
-                 "next_first", "prev_last", "raw")
+                 "next_first", "prev_last", "raw", "marks", "cite")
 
 
 #: words a title does not end on but a cut line does (English and German function words)
@@ -152,6 +152,7 @@ _CUT_WORDS = _TITLE_STOP | frozenset({
     "dass", "nicht", "auch", "nach", "aus", "über", "unter", "durch", "dieser", "diese", "dieses",
     "sich", "auf", "an", "zu", "um", "so", "noch", "nur", "bis", "ob", "wenn", "weil"})
 _CODE_END = frozenset("{}([=")
+_BOX = re.compile("[\u2500-\u257f►◄▲▼]")
 
 
 def _standalone_heading(s: str, nl: int, last: str) -> bool:
@@ -183,7 +184,7 @@ def _code_line(line: str) -> bool:
     s = line.rstrip()
     if not s:
         return False
-    if any("\u2500" <= ch <= "\u257f" or ch in "►◄▲▼" for ch in s):
+    if _BOX.search(s) is not None:
         return True
     return s[-1] in _CODE_END or (s[-1] in ");," and ("(" in s or "=" in s or line.startswith("    "))) \
         or s.lstrip().startswith(

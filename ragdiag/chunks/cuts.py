@@ -20,14 +20,21 @@ meaningful) or the corpus vocabulary (`Vocabulary`) knows the joined word but no
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from ragdiag.chunks.boundaries import _is_sep_line, _is_table_line, is_heading
+from ragdiag.chunks.boundaries import _code_line, _is_sep_line, _is_table_line, is_heading
 from ragdiag.chunks.sentences import is_boundary, starts_sentence
+from ragdiag.chunks.structure import fence_state, fences, is_markup_line, is_opener, opens_markup
 
 MIN_OVERLAP_CHARS = 8
+#: the first chunks of a stream that decide its language, punctuation, whitespace and vocabulary
+#: (the same for the audit and `ragdiag chunks`: the same records give the same decisions)
+DECISION_CHUNKS = 5000
+#: text with fewer sentence ends per word than this has no punctuation to judge sentences by
+MIN_ENDS_PER_WORD = 0.01
 #: an export keeps the whitespace at its cuts when this share of chunks starts or ends with it
 KEEPS_WHITESPACE_SHARE = 0.2
 WINDOW = 800
@@ -37,6 +44,7 @@ _LAST_WORD = re.compile(r"\w+$")
 _TABLE_OPEN = re.compile(r"<table\b", re.I)
 _TABLE_CLOSE = re.compile(r"</table\s*>", re.I)
 _MD_HEADING = re.compile(r"#{1,6}\s+\S")
+_ENDS = re.compile(r"[.!?…](?=[\s\"'”’»)\]]|$)")
 
 
 @dataclass
@@ -44,7 +52,9 @@ class CutFlags:
     """What is wrong at one chunk's edges (the per-chunk ``flags`` of ``ragdiag chunks --json``).
 
     A sentence flag is None when the text has no sentence punctuation to judge (normalised
-    text); `located` says whether the source was used for this chunk."""
+    text); a document's own start and end are no cuts (False). A cut inside a code block or an
+    include line is `end_split_code` / `start_split_code`, not a cut sentence. `located` says
+    whether the source was used for this chunk."""
 
     key: str
     end_mid_sentence: bool | None = False
@@ -53,10 +63,18 @@ class CutFlags:
     start_mid_word: bool = False
     heading_only: bool = False
     split_table: bool = False
+    #: the end (start) falls inside a code block or an include/markup line
+    end_split_code: bool = False
+    start_split_code: bool = False
     tiny: bool = False
     oversized: bool = False
     overlap_words: int = 0
     located: bool = False
+
+    @property
+    def split_code(self) -> bool:
+        """Either edge falls inside a code block or an include/markup line."""
+        return self.end_split_code or self.start_split_code
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -142,14 +160,6 @@ def _lines(s: str) -> list[str]:
     return [ln for ln in (x.strip() for x in s.split("\n")) if ln]
 
 
-def _heading_only(s: str) -> bool:
-    if len(s) > 400:
-        return False
-    lines = _lines(s)
-    return bool(lines) and len(lines) <= 3 and all(
-        is_heading(ln) or _MD_HEADING.match(ln) is not None for ln in lines)
-
-
 def _table_state(s: str) -> tuple[bool, bool, bool, bool]:
     """(starts inside a table, ends inside a table, starts with a header row, has a table)."""
     opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
@@ -174,10 +184,100 @@ def _first_frag(s: str) -> str:
     return m.group(0) if m else ""
 
 
+def _heading_only(s: str) -> bool:
+    if len(s) > 400:
+        return False
+    lines = _lines(s)
+    return bool(lines) and len(lines) <= 3 and all(
+        is_heading(ln) or _MD_HEADING.match(ln) is not None or is_opener(ln) for ln in lines)
+
+
+class SourceStructure:
+    """The code blocks of one source text (fenced, from the opening fence line to the closing
+    one): a cut strictly inside one splits code."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.blocks: list[tuple[int, int]] = []
+        state, start = None, 0
+        for off, ch, n, info in fences(text):
+            before = state
+            state = fence_state([(off, ch, n, info)], state)
+            if before is None and state is not None:
+                start = off
+            elif before is not None and state is None:
+                end = text.find("\n", off)
+                self.blocks.append((start, len(text) if end < 0 else end))
+        if state is not None:
+            self.blocks.append((start, len(text)))
+        self.starts = [b[0] for b in self.blocks]
+
+    def splits_code(self, p: int) -> bool:
+        """Whether a cut at offset `p` (its whitespace ignored) falls inside a code block or inside
+        an include/markup line."""
+        t = self.text
+        w = t[max(0, p - 200):p]
+        a = p - (len(w) - len(w.rstrip()))
+        w = t[p:p + 200]
+        b = p + (len(w) - len(w.lstrip()))
+
+        i = bisect_right(self.starts, a) - 1
+        if i >= 0 and self.blocks[i][0] < a and b < self.blocks[i][1]:
+            return True
+        if "\n" in t[a:b]:
+            return False
+        ls = t.rfind("\n", 0, a) + 1
+        le = t.find("\n", b)
+        line = t[ls:len(t) if le < 0 else le]
+        return is_markup_line(line) and not line.strip().startswith("#") or opens_markup(line)
+
+
+def _splits_code_text(before: str, state: tuple[str, int] | None) -> bool:
+    """Without the source: the cut after `before` falls inside a code block (a fence open at the
+    end of `before`, `state`, or unfenced code: `in_code`) or inside an include/template line
+    begun on its last line."""
+    if state is not None:
+        return True
+    s = before.rstrip()
+    nl = s.rfind("\n")
+    return opens_markup(s[nl + 1:]) or in_code(s)
+
+
+def in_code(s: str) -> bool:
+    """Unfenced code or a diagram at the end of `s`: its last line is code and so is another of the
+    last six, or three of the last six are (a Markdown heading is no comment line)."""
+    last = s[s.rfind("\n") + 1:].rstrip()
+    if not last or (last[-1] in ".!?" and not _code_line(last)):
+        return False  # prose ends the text (the common case): no code is cut here
+    tail = [x for x in s[-600:].split("\n")[-6:] if x.strip()]
+    if sum(_code_line(x) for x in tail) < 2:
+        return False  # the common case, decided without the markup tests
+    tail = [x for x in tail if not _MD_HEADING.match(x.lstrip())]
+    if not tail or is_markup_line(tail[-1]):
+        return False  # a markup line (a closing shortcode, a fence) ends a block: no code is cut
+    tail = [x for x in tail if not is_markup_line(x)]
+    n = sum(_code_line(x) for x in tail)
+    return bool(tail) and ((_code_line(tail[-1]) and n >= 2) or n >= 3)
+
+
+def _moved_stop(head: str) -> bool:
+    """The next chunk starts with the full stop of this one's last sentence (LangChain's
+    keep_separator="start" with ". " among the separators): the sentence ended there."""
+    h = head.lstrip()
+    return bool(h) and h[0] in ".!?" and (len(h) == 1 or h[1] in " \t\n")
+
+
 def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en",
                    source: str | None = None, vocab: Vocabulary | None = None,
-                   keeps_whitespace: bool = False, punctuated: bool = True) -> list[CutFlags]:
-    """Cut flags of one document's chunks (in document order); see the module docstring."""
+                   keeps_whitespace: bool = False, punctuated: bool = True,
+                   marks: Sequence[list[tuple[int, str, int, bool]]] | None = None,
+                   structure: SourceStructure | None = None) -> list[CutFlags]:
+    """Cut flags of one document's chunks (in document order); see the module docstring.
+
+    Structure comes before sentences: a cut inside a code block or an include line splits code,
+    a cut at a block boundary (a markup line, a fence, a heading, a list item, a paragraph break) is
+    clean, and only the rest is judged by the sentence rules. `marks`: the fence lines of each
+    chunk (`structure.fences`), when the texts given are shortened."""
     from ragdiag.chunks.source import locate
 
     flags = [CutFlags(key=k) for k in keys]
@@ -198,6 +298,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         elif a_end and (texts[i].count("<table") > texts[i].count("</table")):
             flags[i].split_table = True
     # edges judged against the source
+    if source is not None and any(sp is not None for sp in spans):
+        structure = structure or SourceStructure(source)
     for i, span in enumerate(spans):
         if span is None:
             continue
@@ -206,28 +308,33 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         f.located = True
         f.start_mid_word = 0 < s < len(source) and source[s - 1].isalnum() and source[s].isalnum()
         f.end_mid_word = 0 < e < len(source) and source[e - 1].isalnum() and source[e].isalnum()
+        f.start_split_code = 0 < s < len(source) and structure.splits_code(s)
+        f.end_split_code = 0 < e < len(source) and structure.splits_code(e)
         if punctuated:
-            f.start_mid_sentence = s > 0 and not is_boundary(source[max(0, s - CONTEXT):s],
-                                                             source[s:s + CONTEXT], lang)
-            f.end_mid_sentence = e < len(source) and not is_boundary(source[max(0, e - CONTEXT):e],
-                                                                     source[e:e + CONTEXT], lang)
+            f.start_mid_sentence = s > 0 and not f.start_split_code and not _moved_stop(source[s:s + 2]) and \
+                not is_boundary(source[max(0, s - CONTEXT):s], source[s:s + CONTEXT], lang)
+            f.end_mid_sentence = e < len(source) and not f.end_split_code and not _moved_stop(source[e:e + 2]) \
+                and not is_boundary(source[max(0, e - CONTEXT):e], source[e:e + CONTEXT], lang)
         if i > 0 and spans[i - 1] is not None:
             ps, pe = spans[i - 1]
             if s < pe:
                 f.overlap_words = len(source[s:pe].split())
-    # edges judged from the chunks' text (the pairs the source did not settle)
+    # edges judged from the chunks' text (the pairs the source did not settle); a document's own
+    # start and end are no cuts
+    fence = None       # the code fence open at the end of the previous chunk
+    skip = 0           # where the previous chunk's overlap ends in this chunk (its fences counted)
+    if all(sp is not None for sp in spans):
+        return flags   # every edge was judged on the source
     for i in range(n):
         f = flags[i]
         cur = texts[i]
+        mk = marks[i] if marks is not None else fences(cur)
+        before_fence = fence
+        fence = fence_state(mk, fence, skip)
+        skip = 0
         if len(cur) > 2 * CONTEXT + WINDOW:
             cur = cur[:CONTEXT] + "\n\n" + cur[-(CONTEXT + WINDOW):]  # what the judgement reads
-        if i == 0:
-            if not f.located:
-                st = starts_sentence(cur, lang)
-                f.start_mid_sentence = (st is False) if punctuated else None
         if i + 1 == n:
-            if not f.located:
-                f.end_mid_sentence = (not is_boundary(cur, None, lang)) if punctuated else None
             continue
         nxt = texts[i + 1][:WINDOW + CONTEXT]
         g = flags[i + 1]
@@ -243,54 +350,84 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         if not g.located:
             g.overlap_words = words
         if words:
+            skip = b_end
             if not f.located:
                 after = nxt[b_end:]
                 f.end_mid_word = bool(cur.rstrip()) and cur.rstrip()[-1].isalnum() and after[:1].isalnum()
+                f.end_split_code = _splits_code_text(cur, fence)
                 if punctuated:
-                    f.end_mid_sentence = not is_boundary(cur, after, lang) if after.strip() else \
-                        not is_boundary(cur, None, lang)
+                    f.end_mid_sentence = not f.end_split_code and (
+                        not is_boundary(cur, after, lang) if after.strip() else not is_boundary(cur, None, lang))
             if not g.located:
                 before = cur[:a_start]
                 g.start_mid_word = bool(before) and before[-1].isalnum() and nxt.lstrip()[:1].isalnum()
+                # the next chunk's start lies inside this chunk (at a_start): the fence open there
+                g.start_split_code = _splits_code_text(before, _fence_at(mk, before_fence, a_start, texts[i], cur))
                 if punctuated:
-                    g.start_mid_sentence = bool(before.strip()) and not is_boundary(before, nxt, lang)
+                    g.start_mid_sentence = not g.start_split_code and bool(before.strip()) and \
+                        not is_boundary(before, nxt, lang)
             continue
         stripped = not keeps_whitespace or not (cur[-1:].isspace() or nxt[:1].isspace())
         gap_known = keeps_whitespace
         a, b = cur.rstrip(), nxt.lstrip()
         mid_word = False
         if a and b and a[-1].isalnum() and b[0].isalnum() and a == cur and b == nxt:
-            if keeps_whitespace:
+            last = a[a.rfind("\n") + 1:]
+            if keeps_whitespace and (is_markup_line(last) or (is_heading(last) and b[0].isupper())):
+                pass  # a heading or markup line ends there: a unit, not half a word
+            elif keeps_whitespace:
                 mid_word = True
             elif vocab is not None:
                 mid_word = vocab.split_word(_last_frag(a), _first_frag(b))
+        code = _splits_code_text(cur, fence)
         if punctuated:
-            cut = not mid_word and not is_boundary(cur, nxt, lang, gap_known=gap_known and not stripped)
-            cut = cut or mid_word
+            cut = not code and (mid_word or (not _moved_stop(nxt) and not is_boundary(
+                cur, nxt, lang, gap_known=gap_known and not stripped)))
             if not f.located:
                 f.end_mid_sentence = cut
             if not g.located:
-                g.start_mid_sentence = cut or starts_sentence(nxt, lang, connectives=False) is False
+                g.start_mid_sentence = cut or (not code and starts_sentence(nxt, lang, connectives=False) is False
+                                               and not _opens_block(nxt) and not _moved_stop(nxt))
         if not f.located:
             f.end_mid_word = mid_word
+            f.end_split_code = code
         if not g.located:
             g.start_mid_word = mid_word
+            g.start_split_code = code
     return flags
 
 
-def is_punctuated(texts: Iterable[str], sample: int = 2000) -> bool:
-    """Whether the text has sentence punctuation at all (normalised IR text often has none: then
-    no sentence boundary can be judged)."""
-    n = hits = 0
+def _opens_block(head: str) -> bool:
+    """The chunk starts with a markup line (a fence, a marker, an include): a block starts there."""
+    first = head.lstrip().split("\n", 1)[0]
+    return is_markup_line(first)
+
+
+def _fence_at(mk: list[tuple[int, str, int, bool]], before: tuple[str, int] | None, offset: int,
+              full: str, shown: str) -> tuple[str, int] | None:
+    """The fence open at `offset` of a chunk (offsets of `mk` are into the full text; `shown` may be
+    the shortened text, whose head is the full text's head)."""
+    if len(full) != len(shown) and offset > CONTEXT:
+        offset += len(full) - len(shown)  # an offset in the shortened tail
+    return fence_state([m for m in mk if m[0] < offset], before, 0)
+
+
+def is_punctuated(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> bool:
+    """Whether the text has sentence punctuation to judge sentences by: at least
+    `MIN_ENDS_PER_WORD` sentence ends (``. ! ?`` before whitespace or the end) per word over the
+    first `sample` chunks taken together. Normalised IR text has none; short chunks of punctuated
+    prose have some (judged per chunk, 32-character chunks of a novel would look unpunctuated)."""
+    words = ends = n = 0
     for t in texts:
         n += 1
-        hits += any(ch in t for ch in ".!?")
+        words += len(t.split())
+        ends += len(_ENDS.findall(t))
         if n >= sample:
             break
-    return n == 0 or hits / n >= 0.5
+    return words == 0 or ends / words >= MIN_ENDS_PER_WORD
 
 
-def keeps_whitespace(texts: Iterable[str], sample: int = 2000) -> bool:
+def keeps_whitespace(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> bool:
     """Whether the export keeps the whitespace at its cuts (a fixed-size cutter does; most
     splitters strip it): then two letters meeting at a cut are a split word."""
     n = ws = 0
@@ -302,3 +439,27 @@ def keeps_whitespace(texts: Iterable[str], sample: int = 2000) -> bool:
         if n >= sample:
             break
     return n > 0 and ws / n >= KEEPS_WHITESPACE_SHARE
+
+
+@dataclass
+class Decisions:
+    """What the first `DECISION_CHUNKS` chunks of a stream decide for all its cuts: the language of
+    the sentence rules, whether the text has sentence punctuation, whether the export keeps the
+    whitespace at its cuts, and the vocabulary that tells a split word. The audit and `ragdiag
+    chunks` decide on the same window, so the same records are judged the same way."""
+
+    lang: str
+    punctuated: bool
+    keeps_whitespace: bool
+    vocab: Vocabulary
+
+    @classmethod
+    def of(cls, texts: Sequence[str], lang: str = "auto") -> Decisions:
+        window = list(texts[:DECISION_CHUNKS])
+        language = lang
+        if lang == "auto":
+            from ragdiag.language import detect_language
+
+            language = detect_language(window).code or "en"
+        return cls(lang=language, punctuated=is_punctuated(window), keeps_whitespace=keeps_whitespace(window),
+                   vocab=Vocabulary(window))

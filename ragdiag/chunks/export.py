@@ -16,23 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragdiag.chunks.cuts import (
-    CutFlags,
-    Vocabulary,
-    is_punctuated,
-    judge_document,
-    keeps_whitespace,
-)
+from ragdiag.chunks.cuts import CutFlags, Decisions, judge_document
 from ragdiag.chunks.fields import _order_key
 from ragdiag.chunks.files import ChunkRoles
 from ragdiag.chunks.histogram import uniform_histogram
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "checks" / "specs" / "chunk_boundaries.toml"
 MEASURES = ("end_mid_sentence", "start_mid_sentence", "end_mid_word", "start_mid_word",
-            "heading_only", "split_table", "tiny", "oversized")
+            "heading_only", "split_table", "split_code", "tiny", "oversized")
+#: measures judged per edge: their shares are over the edges judged (None: not judged)
+SENTENCE_MEASURES = ("end_mid_sentence", "start_mid_sentence")
 EXAMPLES_PER_MEASURE = 3
 CONTEXT_CHARS = 90
-VOCAB_CHUNKS = 20_000
 
 
 def _spec() -> Any:
@@ -114,11 +109,8 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     texts = [_text(r.get(roles.content)) for r in records]
     keys = [str(r.get(roles.key)) if roles.key and r.get(roles.key) is not None else str(i)
             for i, r in enumerate(records)]
-    language = lang
-    if lang == "auto":
-        from ragdiag.language import detect_language
-
-        language = detect_language(texts[:5000]).code or "en"
+    decided = Decisions.of(texts, lang)  # the same decisions as the audit's on the same records
+    language = decided.lang
     ui = language if language in ("en", "de") else "en"
     docs: dict[Any, list[int]] = {}
     levels: dict[str, int] = {}
@@ -134,19 +126,23 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     if roles.position:
         for idx in docs.values():
             idx.sort(key=lambda i: (_order_key(records[i].get(roles.position)), i))
-    vocab = Vocabulary(texts[::max(1, len(texts) // VOCAB_CHUNKS)])
-    keeps = keeps_whitespace(texts)
-    punct = is_punctuated(texts)
+    punct = decided.punctuated
     flags: list[CutFlags | None] = [None] * len(texts)
     with_source = 0
     for d, idx in docs.items():
         src = find_source(sources, _doc(d)) if sources else None
         if src is not None:
             with_source += 1
-        got = judge_document([texts[i] for i in idx], [keys[i] for i in idx], lang=language,
-                             source=src, vocab=vocab, keeps_whitespace=keeps, punctuated=punct)
-        for i, f in zip(idx, got, strict=True):
+        # empty chunks hold no cut: neighbours pair across them (as in the audit)
+        full = [i for i in idx if texts[i].strip()]
+        got = judge_document([texts[i] for i in full], [keys[i] for i in full], lang=language,
+                             source=src, vocab=decided.vocab, keeps_whitespace=decided.keeps_whitespace,
+                             punctuated=punct)
+        for i, f in zip(full, got, strict=True):
             flags[i] = f
+        for i in idx:
+            if flags[i] is None:
+                flags[i] = CutFlags(key=keys[i], end_mid_sentence=None, start_mid_sentence=None)
     lo, hi = int(spec.threshold("min_tokens")), int(spec.threshold("max_tokens"))
     tokens, tok_label = _token_counts(texts, lo, hi)
     for f, t, text in zip(flags, tokens, texts, strict=True):
@@ -168,8 +164,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     counts["tokenizer"] = tok_label
     counts["tokens_exact_near"] = [lo, hi]
     counts["token_histogram"] = uniform_histogram(tokens, hi)
-    for m in MEASURES:
-        counts[m + "_share"] = counts[m] / n if n else None
+    _shares(counts, ordered)
     status, reasons = _status(spec, counts, punct)
     headline_counts, prefix = counts, ""
     if len(levels) > 1:
@@ -184,7 +179,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
                                  "sentences_judged": punct}
             for m in MEASURES:
                 c[m] = sum(bool(getattr(f, m)) for f in fl)
-                c[m + "_share"] = c[m] / len(fl) if fl else None
+            _shares(c, fl)
             st, why = _status(spec, c, punct)
             by_level[lv] = {**c, "status": st}
             rank = _RANK.get(st, 0)
@@ -214,6 +209,8 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
     if len(levels) > 1:
         notes.append(msg(spec, "x_note_levels", ui, n=len(levels), field=roles.level,
                          levels=", ".join(f"{k or '-'} {v:,}" for k, v in sorted(levels.items()))))
+    if sources and counts["chunks_located_in_source"]:
+        notes.append(msg(spec, "x_note_source", ui, located=counts["chunks_located_in_source"]))
     if sources and with_source < len(docs):
         notes.append(msg(spec, "x_note_partial_source", ui, n=len(docs) - with_source, total=len(docs)))
     recs = [msg(spec, f"x_rec_{r}", ui) for r in reasons]
@@ -223,6 +220,19 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
 
 
 _RANK = {"skipped": 0, "pass": 1, "warn": 2, "fail": 3}
+
+
+def _shares(counts: dict[str, Any], flags: Sequence[CutFlags]) -> None:
+    """Each measure's share: over the chunks, the sentence measures over the edges judged (a
+    document's own start and end count as whole; none is judged in unpunctuated text)."""
+    n = len(flags)
+    for m in MEASURES:
+        if m in SENTENCE_MEASURES:
+            judged = sum(getattr(f, m) is not None for f in flags)
+            counts[m + "_judged"] = judged
+            counts[m + "_share"] = counts[m] / judged if judged else None
+        else:
+            counts[m + "_share"] = counts[m] / n if n else None
 
 
 def _doc(group: Any) -> Any:
@@ -239,18 +249,25 @@ def _status(spec: Any, counts: Mapping[str, Any], punct: bool) -> tuple[str, lis
     mid_word = max(share["end_mid_word"], share["start_mid_word"])
     reasons = []
     fail = (punct and share["end_mid_sentence"] > t("fail_mid_sentence_end_share")) or \
-        mid_word > t("fail_mid_word_share")
+        mid_word > t("fail_mid_word_share") or share["tiny"] > t("fail_tiny_share")
     if punct and share["end_mid_sentence"] > t("warn_mid_sentence_end_share"):
         reasons.append("mid_sentence")
     if mid_word > t("warn_mid_word_share"):
         reasons.append("mid_word")
     if share["split_table"] > t("warn_split_table_share"):
         reasons.append("split_table")
+    if share["split_code"] > t("warn_split_code_share"):
+        reasons.append("split_code")
     if share["heading_only"] > t("warn_heading_only_share"):
         reasons.append("heading_only")
+    if share["tiny"] > t("warn_tiny_share"):
+        reasons.append("tiny")
     if fail:
         return "fail", reasons
-    return ("warn" if reasons else "pass"), reasons
+    if reasons:
+        return "warn", reasons
+    # not judged is not a pass: without sentence punctuation nothing says the cuts are sound
+    return ("pass" if punct else "skipped"), reasons
 
 
 def _headline(spec: Any, lang: str, status: str, counts: Mapping[str, Any], reasons: Sequence[str]) -> str:
@@ -259,14 +276,16 @@ def _headline(spec: Any, lang: str, status: str, counts: Mapping[str, Any], reas
         return msg(spec, "x_headline_empty", lang)
     how = msg(spec, "x_against_source" if counts["chunks_located_in_source"] else "x_from_text", lang,
               located=counts["chunks_located_in_source"], chunks=n)
-    if counts["sentences_judged"]:
+    # punctuated text whose chunks are all empty has no edge judged: no sentence share to state
+    if counts["sentences_judged"] and counts.get("end_mid_sentence_share") is not None:
         base = msg(spec, "x_headline", lang, chunks=n, documents=counts["documents"],
                    mid_sentence=counts["end_mid_sentence_share"], mid_word=counts["end_mid_word_share"],
                    how=how)
     else:
         base = msg(spec, "x_headline_unpunctuated", lang, chunks=n, documents=counts["documents"],
                    mid_word=counts["end_mid_word_share"], how=how)
-    verdict = msg(spec, "x_verdict_" + status, lang)
+    unjudged = status == "skipped" and not counts["sentences_judged"]
+    verdict = msg(spec, "x_verdict_unjudged" if unjudged else "x_verdict_" + status, lang)
     return f"{base}: {verdict}"
 
 
@@ -309,15 +328,21 @@ def check_chunk_file(path: str | Path, *, maps: Sequence[str] | Mapping[str, str
     """Read a chunk export, infer (or take) its field roles, load the sources and judge it."""
     from ragdiag.chunks.files import infer_roles, parse_maps, read_chunk_file
     from ragdiag.chunks.source import load_sources
+    from ragdiag.errors import ConfigError
 
     records = read_chunk_file(path)
     mapped = dict(maps) if isinstance(maps, Mapping) else parse_maps(maps)
     names: dict[str, None] = {}
     for r in records[:1000]:
         names.update(dict.fromkeys(r))
-    roles = infer_roles(names, mapped)
-    sources = load_sources(source) if source else None
-    return analyse_export(records, roles, lang=lang, sources=sources)
+    try:
+        roles = infer_roles(names, mapped)
+        sources = load_sources(source) if source else None
+        return analyse_export(records, roles, lang=lang, sources=sources)
+    except ConfigError as exc:  # an error about the export names the file
+        if exc.path is None and str(path) not in str(exc) and (source is None or str(source) not in str(exc)):
+            raise ConfigError(str(exc), path=str(path)) from None
+        raise
 
 
 def render_text(v: ExportVerdict) -> str:

@@ -14,7 +14,6 @@ is flattened to dotted names (LangChain's ``metadata.source``, unstructured's
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,29 +118,28 @@ def infer_roles(names: Iterable[str], mapped: Mapping[str, str] | None = None) -
 def read_chunk_file(path: str | Path) -> list[dict[str, Any]]:
     """The records of a chunk export (flattened), by suffix: .jsonl/.ndjson, .json, .csv/.tsv,
     .parquet. A JSON object of lists (``{doc: [chunks]}``) gives each chunk its document
-    under ``document``; plain string chunks become ``{"content": ...}``."""
+    under ``document``; plain string chunks become ``{"content": ...}``. The file is read
+    through `ragdiag.inputs.limits` (a FIFO, a device, another encoding, deep nesting: a
+    `ConfigError` with the file and line)."""
+    from ragdiag.inputs import limits
+
     p = Path(path)
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise ConfigError(f"chunk file {p} does not exist")
     suffix = p.suffix.lower()
+    what = "chunk file"
     if suffix in (".jsonl", ".ndjson"):
         rows = []
-        with p.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{p}:{n}: not JSON ({exc.msg}); a JSONL chunk file has one "
-                                      "object per line") from None
-                rows.append(_record(r, p, n))
+        for n, line in enumerate(limits.read_text(p, what=what, error=ConfigError).splitlines(), 1):
+            if not line.strip():
+                continue
+            r = limits.loads_json(line, path=str(p), line=n, what="a JSONL chunk line (one object per line)",
+                                  error=ConfigError)
+            rows.append(_record(r, p, n))
         return rows
     if suffix == ".json":
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{p}:{exc.lineno}: not JSON ({exc.msg})") from None
+        data = limits.loads_json(limits.read_text(p, what=what, error=ConfigError), path=str(p), what=what,
+                                 error=ConfigError)
         if isinstance(data, Mapping) and all(isinstance(v, list) for v in data.values()):
             rows = []
             for doc, chunks in data.items():
@@ -156,12 +154,32 @@ def read_chunk_file(path: str | Path) -> list[dict[str, Any]]:
         raise ConfigError(f"{p}: expected a list of chunks or an object {{document: [chunks]}}, "
                           f"found {type(data).__name__}")
     if suffix in (".csv", ".tsv"):
-        with p.open(encoding="utf-8", newline="") as fh:
-            return [dict(r) for r in csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")]
+        import io
+
+        text = limits.read_text(p, what=what, error=ConfigError)
+        csv.field_size_limit(max(csv.field_size_limit(), limits.MAX_LINE_CHARS))  # long chunks are normal
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+        rows = []
+        try:
+            for r in reader:
+                if None in r:  # more values than the header names
+                    raise ConfigError(f"{p}:{reader.line_num}: {len(r[None]) + len(reader.fieldnames or ())} "
+                                      f"values for the header's {len(reader.fieldnames or ())} columns")
+                rows.append(dict(r))
+        except csv.Error as exc:
+            raise ConfigError(f"{p}:{reader.line_num}: not CSV ({exc})") from None
+        return rows
     if suffix == ".parquet":
+        import os
+
         import pyarrow.parquet as pq  # lazy, ragdiag[parquet]: a missing one names the extra
 
-        return [flatten(r) for r in pq.read_table(p).to_pylist()]
+        os.close(limits.open_regular(p, what=what, error=ConfigError))  # a regular, readable file first
+        try:
+            table = pq.read_table(p)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise ConfigError(f"{p}: not a readable Parquet file ({limits.excerpt(str(exc), 200)})") from None
+        return [flatten(r) for r in table.to_pylist()]
     raise ConfigError(f"chunk file {p}: unknown format {suffix or '(no suffix)'}; use .jsonl, .json, "
                       ".csv or .parquet")
 

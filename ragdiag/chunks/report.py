@@ -8,13 +8,15 @@ from typing import Any
 
 BOUNDARY_MEASURES = ("mid_sentence_end", "mid_sentence_start", "split_table", "heading_separated",
                      "list_cut", "overlap", "exact_duplicate", "near_duplicate", "tiny",
-                     "oversized", "missing_citation", "unpunctuated", "punctuation_moved", "mid_word")
+                     "oversized", "missing_citation", "unpunctuated", "punctuation_moved", "mid_word",
+                     "split_code")
 
 
 @dataclass(frozen=True)
 class ChunkReport:
     """What `analyse_chunks` measured. Shares are over `chunks` (over consecutive pairs for
-    overlap; the mid-sentence shares over the chunks that hold sentence punctuation); None when
+    overlap; the mid-sentence shares over the chunk edges that were judged: a document's own start
+    and end count as whole, nothing is judged in text without sentence punctuation); None when
     nothing was measured."""
 
     chunks: int
@@ -74,6 +76,16 @@ class ChunkReport:
     #: chunks whose end cuts a word in two (the next chunk continues it)
     mid_word: int = 0
     mid_word_share: float | None = None
+    #: chunks with an edge inside a code block or an include/markup line (either side of the cut)
+    split_code: int = 0
+    split_code_share: float | None = None
+    #: citation role -> chunks lacking it where the corpus needs it ("document id", "page" for paged
+    #: documents, "section or anchor" for Markdown and web documents)
+    citation_lacking: Mapping[str, int] = field(default_factory=dict)
+    #: whether the text had sentence punctuation to judge sentence cuts by (False: not judged)
+    sentences_judged: bool = True
+    #: the language whose sentence rules judged the cuts (detected on the first chunks)
+    language: str = ""
 
     def share(self, measure: str) -> float | None:
         """The share of one of `BOUNDARY_MEASURES`."""

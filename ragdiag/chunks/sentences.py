@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 
-from ragdiag.chunks.boundaries import _is_table_line, is_heading
+from ragdiag.chunks.boundaries import _is_table_line, _standalone_heading, is_heading
+from ragdiag.chunks.structure import is_markup_line, strip_closing
 
 _EN_ABBREV = frozenset("""
 mr mrs ms dr prof st jr sr mt ave inc ltd co corp dept est fig figs no nos vol vols pp approx
@@ -95,7 +96,10 @@ def _marked(line: str) -> bool:
         return True  # an HTML tag line (<table>, </tr>, ...)
     if c == "#" and _MD_HEADING.match(line):
         return True
-    return (c in "-*•·–+(" or c.isdigit() or c.islower()) and _LIST_ITEM.match(line) is not None
+    if (c in "-*•·–+(" or c.isdigit() or c.islower()) and _LIST_ITEM.match(line) is not None:
+        return True
+    # a markup line of Markdown, mkdocs, MyST, Hugo, reStructuredText or AsciiDoc (structure.py)
+    return is_markup_line(line)
 
 
 def _abbreviation(before: str, lang: str) -> str:
@@ -132,6 +136,9 @@ def ends_sentence(before: str, lang: str = "en", after: str | None = None) -> bo
     s = before.rstrip()
     if not s:
         return True
+    if not s[-1].isalnum() and s[-1] not in _ENDERS:
+        # emoji, shortcodes and closing markup after the end ("fertig. 😎", "**Done.**")
+        s = strip_closing(s) or s
     t = s.rstrip(_CLOSERS)
     if not t:
         return True
@@ -193,6 +200,13 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
             return True
         # a title-case "heading" the next chunk continues in lower case was a cut line
         if is_heading(last) and not (after is not None and _continues_lower(after)):
+            return True
+        # a short capitalised line of its own paragraph (a sentence-case heading), unless it stops
+        # on a function word or a number, or the next chunk continues it
+        s = before.strip()
+        nl = s.rfind("\n")
+        if nl > 0 and s[:nl].rstrip(" \t").endswith("\n") and _standalone_heading(s, nl, last) \
+                and not (after is not None and _continues_lower(after)):
             return True
     if after is not None:
         first, _ = _first_line(after)

@@ -15,7 +15,6 @@ rewrote beyond that is None (judged without the source).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -82,28 +81,47 @@ _TEXT_NAMES = ("text", "content", "body", "page_content", "document")
 
 
 def load_sources(path: str | Path) -> dict[str, str]:
-    """Source texts by every name a chunk's document field may use for them."""
+    """Source texts by every name a chunk's document field may use for them.
+
+    Files are read through `ragdiag.inputs.limits`; in a folder, what is not a regular file
+    (a FIFO, a device, a symlink) is never opened, and one that cannot be read is skipped
+    (its chunks are judged without the source)."""
+    from ragdiag.errors import InputDataError
+    from ragdiag.inputs import limits
+
     p = Path(path)
-    if not p.exists():
+    if not p.exists() and not p.is_symlink():
         raise ConfigError(f"--source {p} does not exist; give a folder of text files or a "
                           "JSONL file of documents (id and text)")
+    what = "source documents"
     out: dict[str, str] = {}
     if p.is_dir():
         for f in sorted(p.rglob("*")):
-            if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES:
-                text = f.read_text(encoding="utf-8", errors="replace")
-                rel = f.relative_to(p).as_posix()
-                for name in (rel, f.name, f.stem, str(f.with_suffix("").relative_to(p).as_posix())):
-                    out.setdefault(name, text)
+            if f.is_symlink() or not f.is_file() or f.suffix.lower() not in TEXT_SUFFIXES:
+                continue
+            try:  # as before, a byte that is not UTF-8 becomes U+FFFD (the chunk is then located fuzzily)
+                text = limits.read_bytes(f, what="source document", follow_symlinks=False).decode(
+                    "utf-8", errors="replace")
+            except InputDataError:
+                continue  # unreadable or not a regular file: this document is judged without its source
+            rel = f.relative_to(p).as_posix()
+            for name in (rel, f.name, f.stem, str(f.with_suffix("").relative_to(p).as_posix())):
+                out.setdefault(name, text)
         if not out:
-            raise ConfigError(f"--source {p} holds no text files ({', '.join(TEXT_SUFFIXES)})")
+            raise ConfigError(f"--source {p} holds no readable text files ({', '.join(TEXT_SUFFIXES)})")
         return out
     if p.suffix.lower() in (".jsonl", ".json"):
-        raw = p.read_text(encoding="utf-8")
-        rows = [json.loads(ln) for ln in raw.splitlines() if ln.strip()] if p.suffix.lower() == ".jsonl" \
-            else json.loads(raw)
+        raw = limits.read_text(p, what=what, error=ConfigError)
+        if p.suffix.lower() == ".jsonl":
+            rows = [limits.loads_json(ln, path=str(p), line=n, what=what, error=ConfigError)
+                    for n, ln in enumerate(raw.splitlines(), 1) if ln.strip()]
+        else:
+            rows = limits.loads_json(raw, path=str(p), what=what, error=ConfigError)
         if isinstance(rows, dict):
             rows = [{"id": k, "text": v} for k, v in rows.items()]
+        if not isinstance(rows, list):
+            raise ConfigError(f"{p}: expected documents (a JSON list or an object of id: text), "
+                              f"found {type(rows).__name__}")
         for n, r in enumerate(rows, 1):
             if not isinstance(r, dict):
                 raise ConfigError(f"{p}:{n}: a source document must be an object with an id and a text")
@@ -115,7 +133,7 @@ def load_sources(path: str | Path) -> dict[str, str]:
                                   f"and a text field ({', '.join(_TEXT_NAMES)}); found {', '.join(r)}")
             out[str(r[idf])] = r[tf]
         return out
-    text = p.read_text(encoding="utf-8", errors="replace")
+    text = limits.read_bytes(p, what=what, error=ConfigError).decode("utf-8", errors="replace")
     for name in (p.name, p.stem, str(p)):
         out[name] = text
     out[""] = text  # a single source file: every chunk comes from it

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragdiag.model.findings import SEVERITY, AuditResult
 
-__all__ = ["MetricDelta", "CheckDiff", "AuditDiff", "diff_audits"]
+__all__ = ["MetricDelta", "CheckDiff", "FunnelDelta", "AuditDiff", "diff_audits", "diff_funnels"]
 
 
 def _number(value: Any) -> float | None:
@@ -104,6 +104,53 @@ class CheckDiff:
 
 
 @dataclass(frozen=True)
+class FunnelDelta:
+    """One stage of one route (route None: all routes) in both audits' loss funnels: the
+    expected sources it lost and their share of the route's expected sources, before and now.
+    Shown, never gating (a funnel moves when the goldset does)."""
+
+    route: str | None
+    stage: str
+    detail: str | None
+    old_sources: int
+    new_sources: int
+    old_share: float | None
+    new_share: float | None
+
+    @property
+    def delta(self) -> int:
+        return self.new_sources - self.old_sources
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"route": self.route, "stage": self.stage, "detail": self.detail, "old_sources": self.old_sources,
+                "new_sources": self.new_sources, "old_share": self.old_share, "new_share": self.new_share,
+                "delta_sources": self.delta}
+
+
+def _funnel_rows(funnel: Mapping[str, Any] | None) -> dict[tuple[str | None, str, str | None], tuple[int, float | None]]:
+    out: dict[tuple[str | None, str, str | None], tuple[int, float | None]] = {}
+    if not funnel or funnel.get("status") != "measured":
+        return out
+    for row in funnel.get("totals") or ():
+        out[(None, row["stage"], row.get("detail"))] = (int(row["sources"]), row.get("share"))
+    for route in funnel.get("routes") or ():
+        for row in route.get("stages") or ():
+            out[(route["route"], row["stage"], row.get("detail"))] = (int(row["sources"]), row.get("share"))
+    return out
+
+
+def diff_funnels(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> tuple[FunnelDelta, ...]:
+    """Per route and stage, where the expected sources went before and now (only rows that moved)."""
+    a, b = _funnel_rows(old), _funnel_rows(new)
+    out = []
+    for key in list(a) + [k for k in b if k not in a]:
+        (na, sa), (nb, sb) = a.get(key, (0, 0.0 if a else None)), b.get(key, (0, 0.0 if b else None))
+        if na != nb or (sa is not None and sb is not None and abs(sa - sb) > 1e-9):
+            out.append(FunnelDelta(key[0], key[1], key[2], na, nb, sa, sb))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class AuditDiff:
     checks: tuple[CheckDiff, ...]
     old_meta: Mapping[str, Any] = field(default_factory=dict)
@@ -111,6 +158,8 @@ class AuditDiff:
     #: "<check>.<metric>" of [regression] tables whose metric neither audit reports (a renamed
     #: metric or a typo: such a tolerance guards nothing)
     unmatched: tuple[str, ...] = ()
+    #: the loss funnel's stages that moved between the audits (`diff_funnels`)
+    funnel: tuple[FunnelDelta, ...] = ()
 
     @property
     def regressions(self) -> list[str]:
@@ -124,7 +173,8 @@ class AuditDiff:
                 "unmatched_tolerances": list(self.unmatched),
                 "old": {k: self.old_meta.get(k) for k in ("date", "ragdiag_version", "target", "policy")},
                 "new": {k: self.new_meta.get(k) for k in ("date", "ragdiag_version", "target", "policy")},
-                "checks": [c.to_dict() for c in self.checks]}
+                "checks": [c.to_dict() for c in self.checks],
+                "funnel": [f.to_dict() for f in self.funnel]}
 
     def markdown(self) -> str:
         """Markdown for a CI step summary: one row per check, then the regressions."""
@@ -138,7 +188,18 @@ class AuditDiff:
                          f"{_cell(moved)} |")
         if self.regressions:
             lines += ["", *[f"- {_cell(r)}" for r in self.regressions]]
+        if self.funnel:
+            lines += ["", "### Where the relevant documents went (loss funnel)", "",
+                      "| route | stage | expected sources | share |", "|---|---|---|---|"]
+            for f in self.funnel:
+                stage = f.stage + (f": {f.detail}" if f.detail else "")
+                lines.append(f"| {_cell(f.route or 'all')} | {_cell(stage)} | {f.old_sources} → {f.new_sources} "
+                             f"({f.delta:+d}) | {_share(f.old_share)} → {_share(f.new_share)} |")
         return "\n".join(lines) + "\n"
+
+
+def _share(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"
 
 
 def _cell(text: str) -> str:
@@ -182,4 +243,5 @@ def diff_audits(old: AuditResult, new: AuditResult, specs: Mapping[str, Any] | N
             metrics.append(MetricDelta(name, x, y, rule["better"] if rule else None,
                                        rule["tolerance"] if rule else None))
         checks.append(CheckDiff(cid, a.status if a else None, b.status if b else None, tuple(metrics)))
-    return AuditDiff(tuple(checks), old.meta, new.meta, tuple(unmatched))
+    return AuditDiff(tuple(checks), old.meta, new.meta, tuple(unmatched),
+                     diff_funnels(getattr(old, "loss_funnel", None), getattr(new, "loss_funnel", None)))

@@ -100,6 +100,6 @@ def junit_xml(result: AuditResult, *, fail_on: str = "fail", name: str | None = 
 
 def write_junit(result: AuditResult, path: str | Path, *, fail_on: str = "fail") -> Path:
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(junit_xml(result, fail_on=fail_on), encoding="utf-8")
-    return p
+    from ragdiag.outputs import write_text
+
+    return write_text(p, junit_xml(result, fail_on=fail_on), "JUnit XML")

@@ -105,8 +105,7 @@ def sarif_log(result: AuditResult, specs: Mapping[str, Any] | None = None, *, la
 
 def write_sarif(result: AuditResult, path: str | Path, specs: Mapping[str, Any] | None = None, *,
                 lang: str = "en") -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(sarif_log(result, specs, lang=lang), indent=2, ensure_ascii=False) + "\n",
-                 encoding="utf-8")
-    return p
+    from ragdiag.outputs import write_text
+
+    return write_text(Path(path), json.dumps(sarif_log(result, specs, lang=lang), indent=2, ensure_ascii=False)
+                      + "\n", "SARIF log")

@@ -56,7 +56,6 @@ def summary_markdown(result: AuditResult, *, fail_on: str = "fail", top: int = T
 def write_summary(result: AuditResult, path: str | Path, *, fail_on: str = "fail") -> Path:
     """Append the summary to `path` (a step-summary file collects every step's Markdown)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("a", encoding="utf-8") as fh:
-        fh.write(summary_markdown(result, fail_on=fail_on) + "\n")
-    return p
+    from ragdiag.outputs import append_text
+
+    return append_text(p, summary_markdown(result, fail_on=fail_on) + "\n", "summary")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ragdiag.codescan.model import _Record
 from ragdiag.codescan.scan import _kind_of, list_files
+from ragdiag.codescan.tree import CodeUnreadable, read_code
 
 PERMISSION_HEADER_RE = re.compile(r"x[-_]ms[-_]query[-_]source[-_]authorization", re.I)
 MAX_FILE_BYTES = 1_000_000
@@ -42,12 +43,9 @@ def permission_header_sites(root: str | os.PathLike[str]) -> tuple[HeaderSite, .
     for rel in files:
         if _kind_of(rel) not in ("python", "js"):
             continue
-        path = base / rel
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            text = read_code(base / rel, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except CodeUnreadable:
             continue
         if not PERMISSION_HEADER_RE.search(text):
             continue

@@ -59,12 +59,11 @@ class Project:
 
     def read_text(self, rel: str) -> str | None:
         """The file's text, or None when it is missing, too large, binary or not UTF-8."""
+        from ragdiag.codescan.tree import CodeUnreadable, read_code
+
         try:
-            path = self.root / rel
-            if path.stat().st_size > self.max_file_bytes:
-                return None
-            data = path.read_bytes()
-        except OSError:
+            data = read_code(self.root / rel, self.max_file_bytes)
+        except CodeUnreadable:
             return None
         if b"\x00" in data[:8192]:
             return None

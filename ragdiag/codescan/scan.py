@@ -29,6 +29,7 @@ from ragdiag.codescan.model import (
     Skipped,
 )
 from ragdiag.codescan.prompts import is_prompt_file, prompt_rules
+from ragdiag.codescan.tree import CodeUnreadable, check_root, read_code, walk
 from ragdiag.errors import InputDataError
 
 SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "dist", "build", ".tox",
@@ -55,14 +56,9 @@ def _kind_of(rel: str) -> str | None:
 
 
 def list_files(root: Path) -> list[str]:
-    """Relative POSIX paths of all files under `root` (sorted), skipping vendored/build folders."""
-    out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        base = Path(dirpath).relative_to(root).as_posix()
-        for name in filenames:
-            out.append(name if base == "." else f"{base}/{name}")
-    return sorted(out)
+    """Relative POSIX paths of the regular files under `root` (sorted), skipping vendored/build
+    folders; symlinks, FIFOs, devices and unreadable folders are left out (`tree.walk` says why)."""
+    return walk(root, skip_dirs=SKIP_DIRS).files
 
 
 def scan_file(project: C.Project, rel: str) -> C.FileResult:
@@ -75,16 +71,12 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         result.skipped.append(Skipped(rel, f"unsupported language ({Path(rel).suffix}): not scanned"))
         return result
     path = project.root / rel
+    # a notebook's size is mostly its outputs (images, tables): only the code cells are read
+    limit = project.max_file_bytes * (25 if kind == "notebook" else 1)
     try:
-        size = path.stat().st_size
-        # a notebook's size is mostly its outputs (images, tables): only the code cells are read
-        limit = project.max_file_bytes * (25 if kind == "notebook" else 1)
-        if size > limit:
-            result.skipped.append(Skipped(rel, f"larger than {limit:,} bytes ({size:,} bytes)"))
-            return result
-        data = path.read_bytes()
-    except OSError as exc:
-        result.skipped.append(Skipped(rel, f"unreadable: {exc.strerror or exc}"))
+        data = read_code(path, limit)  # a regular file, never a symlink, FIFO or device
+    except CodeUnreadable as exc:
+        result.skipped.append(Skipped(rel, exc.reason))
         return result
     if b"\x00" in data[:8192]:
         result.skipped.append(Skipped(rel, "binary file"))
@@ -173,11 +165,15 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
     not reported; `check_syntax=True` parses every file and reports them all.
     """
     base = Path(root)
+    tree = None
     if base.is_file():
+        check_root(base)
         files = [base.name]
         base = base.parent
     elif base.is_dir():
-        files = list_files(base)
+        check_root(base)  # an unreadable root is an error, never an empty code base
+        tree = walk(base, skip_dirs=SKIP_DIRS)
+        files = tree.files
     else:
         raise InputDataError("client code folder not found: give the folder holding the client's code",
                              path=str(root))
@@ -193,6 +189,8 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
     else:
         results = [scan_file(project, rel) for rel in candidates]
     merged = C.FileResult()
+    if tree is not None:  # what the walk did not read: symlinks, FIFOs, devices, unreadable folders
+        merged.skipped.extend(tree.skipped)
     scanned = 0
     for res in results:
         scanned += res.scanned

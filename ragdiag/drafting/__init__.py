@@ -7,7 +7,9 @@
 Modules: `corpus` (the target's records and their roles), `text` (content words, overlap),
 `paraphrase` (templates, synonyms, word order), `rules/` (one module per rule family),
 `sources` (expected sources and refusal support by search on the target), `case` (the case
-model), `draft` (the orchestrator), `files` (the draft file, the review sheet, the merge).
+model), `draft` (the orchestrator), `files` (the draft file, the review sheet, the merge),
+`agreement` (the draft's own expected agreement: two seeds and its question types ranking the
+policy's profiles alike, or it says it cannot be trusted).
 """
 
 from __future__ import annotations

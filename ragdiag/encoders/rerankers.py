@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,8 +114,10 @@ class BiEncoderReranker:
         return self.score_vectors(self.embedder.embed_one(query), self.embedder.embed(passages))
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free logistic
+#: Cross-encoder logits and scores are rounded to multiples of this (2^-20, about 1e-6): far
+#: above the float64 model's differences between machines (~1e-15), far below any score
+#: difference that matters.
+LOGIT_GRID = 2.0 ** -20
 
 
 class CrossEncoderReranker:
@@ -127,6 +130,11 @@ class CrossEncoderReranker:
     cross-encoders emit roughly -11..+11, so clear answers land near 4 and clear misses near
     0. Any activation stored in the model's config is ignored: the mapping above is the only
     one applied.
+
+    The model runs in float64 and the logits are rounded to multiples of `LOGIT_GRID` before
+    the mapping, which is computed value by value with the C library's ``tanh`` (not numpy's
+    vectorised one, whose last bit depends on the instruction set): the scores do not depend
+    on the CPU, instruction set or thread count (see `ragdiag.encoders.numerics`).
 
     Refuses (``ModelError``) a folder that would score noise: a config without a
     ``*ForSequenceClassification`` architecture (e.g. the bi-encoder all-MiniLM-L6-v2,
@@ -173,6 +181,7 @@ class CrossEncoderReranker:
                 "default."
             )
         model.eval()
+        model.to(torch.float64)  # machine-independent logits (ragdiag.encoders.numerics)
         self._model = model
         self.num_labels = int(model.num_labels)
         self.name = f"cross-encoder reranker ({self.path.name}, logits -> 4*sigmoid)"
@@ -221,7 +230,11 @@ class CrossEncoderReranker:
         x = np.asarray(logits, dtype=np.float64)
         if x.ndim == 2:
             x = x[:, 0] if x.shape[1] == 1 else x[:, 1] - x[:, 0]
-        return 4.0 * _sigmoid((x - self.center) / self.scale)
+        x = np.rint(x / LOGIT_GRID) * LOGIT_GRID
+        z = ((x - self.center) / self.scale).reshape(-1)
+        # 4 * sigmoid(z) = 2 * (1 + tanh(z / 2)), overflow-free, one libm call per value
+        out = np.array([2.0 * (1.0 + math.tanh(0.5 * float(v))) for v in z], dtype=np.float64)
+        return (np.rint(out / LOGIT_GRID) * LOGIT_GRID).reshape(x.shape)
 
     def logits(self, query: str, passages: Sequence[str]) -> np.ndarray:
         passages = _check_texts(passages)

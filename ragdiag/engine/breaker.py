@@ -1,4 +1,4 @@
-"""The runner's circuit breaker: stop sending once the search service is evidently gone.
+"""The runner's circuit breaker: stop sending once the search service is evidently gone or refuses us.
 
 A search service that dies mid-audit used to cost every remaining request its full
 retries (about 5.6 s each with the default 4 retries), so an audit of a few thousand
@@ -14,14 +14,23 @@ max_consecutive_failures``, default 5). Once open:
   target's ``retry_gate`` (when the target has that attribute), and the target asks
   `allow()` before every attempt and wakes from a back-off sleep when the gate closes.
 
-What counts as a connection failure (`failure`): an attempt that got no answer at all
-(connection refused, reset or dropped; a timeout), reported by a gated target per
-attempt, and, for a target without a gate, a request that raised
-`TargetUnavailableError` (or the built-in ConnectionError / TimeoutError). A gated target
-also counts a request whose retries ran out on 429/5xx/malformed answers
-(`TargetUnavailableError` with ``counted=False``). What does not count: a 4xx that is
-the request's own fault (a bad filter, an unknown field), a 401/403, an exhausted request
-budget. Any answer from the service (`success`) resets the count: the service is alive.
+What counts (`failure(reason, kind)`), each kind a way the service stops being usable:
+
+- ``connection``: an attempt that got no answer at all (connection refused, reset or
+  dropped; a timeout), reported by a gated target per attempt, and, for a target without a
+  gate, a request that raised `TargetUnavailableError` (or the built-in ConnectionError /
+  TimeoutError); a gated target also counts a request whose retries ran out on
+  429/5xx/malformed answers;
+- ``auth``: HTTP 401/403 (`AuthRejectedError`): a key that was revoked or a role that was
+  removed mid-audit refuses every request alike;
+- ``timeout``: a database's statement timeout (the pgvector target: every cancelled
+  statement costs the whole timeout, about 2.7 hours for the sample at the default);
+- ``malformed``: an HTTP 200 whose body has the wrong shape (`MalformedAnswerError`).
+
+What does not count: a 4xx that is the request's own fault (a bad filter, an unknown
+field), an exhausted request budget. Any usable answer from the service (`success`) resets
+the count. The reason names the kind when all failures in a row share one ("5 consecutive
+authentication failures (HTTP 401/403)"), else "service failures".
 
 `trip(reason)` opens the breaker at once: `run_checks` does so on SIGINT/SIGTERM, so an
 interrupted audit stops sending the same way. `reset()` closes it (a new audit run).
@@ -38,6 +47,8 @@ from typing import Any
 __all__ = ["DEFAULT_THRESHOLD", "CircuitBreaker"]
 
 DEFAULT_THRESHOLD = 5
+KINDS = {"connection": "connection failures", "auth": "authentication failures (HTTP 401/403)",
+         "timeout": "statement timeouts", "malformed": "malformed answers"}
 
 
 class CircuitBreaker:
@@ -55,7 +66,8 @@ class CircuitBreaker:
         self._reason: str | None = None
         self._kind: str | None = None
         self.opened_at: float | None = None  # time.monotonic() when it opened
-        self.failures = 0  # connection failures counted since the last reset
+        self.failures = 0  # failures counted since the last reset
+        self._streak: set[str] = set()  # the kinds of the current run of consecutive failures
 
     # ---- state ---------------------------------------------------------------------
     @property
@@ -86,17 +98,20 @@ class CircuitBreaker:
         if self._consecutive:
             with self._lock:
                 self._consecutive = 0
+                self._streak.clear()
 
-    def failure(self, reason: str) -> bool:
-        """One connection failure (no answer); True when this one opened the breaker."""
+    def failure(self, reason: str, kind: str = "connection") -> bool:
+        """One failure of the service (`kind`: see the module docstring); True when this one
+        opened the breaker."""
         with self._lock:
             self.failures += 1
             self._consecutive += 1
             self._last = reason
+            self._streak.add(kind if kind in KINDS else "connection")
             if self._reason is not None or self._consecutive < self.threshold:
                 return False
-            self._reason = (f"circuit open after {self._consecutive} consecutive connection "
-                            f"failures: {reason}")
+            what = KINDS[next(iter(self._streak))] if len(self._streak) == 1 else "service failures"
+            self._reason = f"circuit open after {self._consecutive} consecutive {what}: {reason}"
             self._kind = "circuit_open"
             self.opened_at = time.monotonic()
             message = self._reason
@@ -119,6 +134,7 @@ class CircuitBreaker:
             self._last = self._reason = self._kind = None
             self.opened_at = None
             self.failures = 0
+            self._streak.clear()
 
     def _notify(self, message: str) -> None:
         if self.on_open is not None:

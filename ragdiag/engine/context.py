@@ -93,7 +93,7 @@ class AuditContext:
                  client_code: Path | None = None, lang: str = "en",
                  entities: Callable[[str], Sequence[str]] | None = None,
                  log: Callable[[str], None] | None = None, budgets: dict[str, Any] | None = None,
-                 answers: Any = None) -> None:
+                 answers: Any = None, observed: Any = None, resolutions: Sequence[Any] = ()) -> None:
         self.config = config
         self.target = target
         self.runner = runner
@@ -102,6 +102,9 @@ class AuditContext:
         self.goldset = goldset
         self.query_log = query_log
         self.answers = answers  # the client's answers to the goldset (ragdiag.inputs.answers), or None
+        self.observed = observed  # recorded traffic, traces, statements (ragdiag.observe.Observed), or None
+        #: what each goldset name (a document, a section, a page) resolved to (inputs.judgements)
+        self.resolutions = tuple(resolutions)
         self.identities = identities or {}
         self.client_code = client_code
         self.lang = lang
@@ -111,7 +114,13 @@ class AuditContext:
         self._gold_cache: dict[tuple[Any, ...], tuple[Any, GoldRun]] = {}
         self._built: dict[tuple[Any, ...], SearchRequest] = {}
         self._scan: Any = None
+        self.code_scan_reads = 0  # how often a check asked for the scan (`Check.run` notes unreadable code)
         self._prepared = False
+        #: measure the loss funnel and the ablation (`loss_funnel`, `ablation`); off only for
+        #: benchmarks of the audit without them
+        self.measure = True
+        self._funnel: Any = None
+        self._ablation: Any = None
 
     def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """Run the checklist (or the named checks) and return the `AuditResult`."""
@@ -141,6 +150,10 @@ class AuditContext:
             return bool(self.identities)
         if name == "client_code":
             return self.client_code is not None and Path(self.client_code).exists()
+        if name == "traffic":  # observed search requests (ragdiag record, Postgres statement logs)
+            return self.observed is not None and self.observed.has_traffic
+        if name == "traces":  # observed spans (OpenTelemetry / OpenInference)
+            return self.observed is not None and self.observed.has_traces
         raise ValueError(f"unknown audit input {name!r}")
 
     def supports(self, capability: str) -> bool:
@@ -163,6 +176,7 @@ class AuditContext:
             from ragdiag.codescan import scan_path
 
             self._scan = scan_path(self.client_code)
+        self.code_scan_reads += 1
         return self._scan
 
     # ---- the question set ----------------------------------------------------------
@@ -232,6 +246,40 @@ class AuditContext:
         self._prepared = True
         if self.target is not None and getattr(self.target, "prepare", None) is not None:
             self.runner.prepare(self.plan_requests())
+
+    # ---- measurements shared by the checks ------------------------------------------
+    def ablation(self) -> Any:
+        """Every profile element neutralised on the goldset (`ragdiag.engine.ablation`), computed
+        once per audit; skipped with the reason without a target, profiles or goldset."""
+        if self._ablation is None:
+            from ragdiag.engine.ablation import measure_ablation, skipped_ablation
+
+            if not self.measure:
+                self._ablation = skipped_ablation("measurement switched off for this run")
+            else:
+                base = self.run_gold(self.policy, label="baseline") if self._measurable() else None
+                self._ablation = measure_ablation(self, base_run=base)
+        return self._ablation
+
+    def loss_funnel(self) -> Any:
+        """Where every expected source of the goldset went (`ragdiag.engine.funnel`), computed once
+        per audit (after the ablation, whose what-ifs it reuses)."""
+        if self._funnel is None:
+            from ragdiag.engine.funnel import measure_funnel, skipped_funnel
+
+            if not self.measure:
+                self._funnel = skipped_funnel("measurement switched off for this run")
+            else:
+                base = self.run_gold(self.policy, label="baseline") if self._measurable() else None
+                self._funnel = measure_funnel(self, run=base)
+        return self._funnel
+
+    @property
+    def measurements_done(self) -> bool:
+        return self._funnel is not None or self._ablation is not None
+
+    def _measurable(self) -> bool:
+        return self.target is not None and self.policy is not None and self.goldset is not None
 
     # ---- goldset execution -----------------------------------------------------
     def gold_queries(self, policy: Any, *, profile: str | None = None, cases: Sequence[Any] | None = None,

@@ -27,7 +27,7 @@ from typing import Any
 
 from ragdiag.engine.breaker import DEFAULT_THRESHOLD, CircuitBreaker
 from ragdiag.engine.store import TraceStore, store_path
-from ragdiag.errors import RagdiagError, TargetUnavailableError
+from ragdiag.errors import AuthRejectedError, RagdiagError, TargetUnavailableError
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.fusion import rrf
 
@@ -153,10 +153,12 @@ class Runner:
                 self.stats.failed += 1
                 failure = Failure(request, reason)
                 self.stats.failures.append(failure)
-            # a connection failure the target did not report to the breaker itself
-            if isinstance(exc, ConnectionError | TimeoutError) or (
-                    isinstance(exc, TargetUnavailableError) and not exc.counted):
+            # a service failure the target did not report to the breaker itself (no answer,
+            # a statement timeout, a malformed answer, rejected credentials)
+            if isinstance(exc, ConnectionError | TimeoutError):
                 self.breaker.failure(reason)
+            elif isinstance(exc, TargetUnavailableError | AuthRejectedError) and not exc.counted:
+                self.breaker.failure(reason, exc.breaker_kind)
             return failure
         self.breaker.success()
         if trace.partial_reason and request.is_semantic:

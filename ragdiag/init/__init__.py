@@ -56,8 +56,12 @@ def draft_for(route: str, options: dict[str, Any], *, language: str = "auto",
 
 def init_folder(outdir: str | Path, route: str, options: dict[str, Any], *, language: str = "auto",
                 force: bool = False, log: Callable[[str], None] = _quiet,
-                warn: Callable[[str], None] = _quiet) -> tuple[Draft, list[Path]]:
-    """Draft and write an audit folder; the folder is checked before anything is read."""
+                warn: Callable[[str], None] = _quiet, embedding_model: str | None = None) -> tuple[Draft, list[Path]]:
+    """Draft and write an audit folder; the folder is checked before anything is read. A local
+    index gets the embedder of its language (`ragdiag.init.embedder`) unless `embedding_model`."""
+    from ragdiag.init.embedder import apply_embedder
+
     check_outdir(Path(outdir), force)
     draft = draft_for(route, options, language=language, log=log, warn=warn)
+    apply_embedder(draft, embedding_model, warn)
     return draft, write_folder(draft, outdir, force=force, log=log)

@@ -92,18 +92,11 @@ def beir_draft(root: str | Path, *, language: str, split: str | None = None,
     if not root.is_dir():
         raise InputDataError("--beir needs a folder holding corpus.jsonl, queries.jsonl and qrels/", path=str(root))
     qpath = qrels_file(root, split)
-    documents, seen = [], {}
+    documents = []  # an empty or repeated document is skipped and counted by collection_draft
     for line, obj in _jsonl(root / "corpus.jsonl", "corpus"):
         doc_id = _string(obj, "_id", root / "corpus.jsonl", line, True)
-        if doc_id in seen:
-            raise InputDataError(f"document id {limits.excerpt(doc_id)} is used twice (first on line "
-                                 f"{seen[doc_id]})", path=str(root / "corpus.jsonl"), line=line)
-        seen[doc_id] = line
         text = _string(obj, "text", root / "corpus.jsonl", line, False)
         title = _string(obj, "title", root / "corpus.jsonl", line, False)
-        if not text.strip() and not title.strip():
-            raise InputDataError(f"document {limits.excerpt(doc_id)} has neither text nor title",
-                                 path=str(root / "corpus.jsonl"), line=line)
         documents.append(Document(doc_id, " ".join(title.split()), text.strip()))
         if len(documents) % PROGRESS_EVERY == 0:
             log(f"  {len(documents):,} documents read")

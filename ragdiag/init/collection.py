@@ -4,7 +4,9 @@ Shared by the BEIR and TREC routes: each document becomes one record (``key``, `
 the collection has titles, ``content``; ``original_id`` when an id had to be rewritten into a
 valid Azure key), each question with at least one positive judgment a goldset case whose
 expected sources carry the grades. Judgments of documents the corpus lacks are dropped and
-counted in the README, never silently.
+counted in the README, never silently. An empty document (no text, no title) and a second
+document with an id already used are skipped and counted, never a reason to refuse the
+collection; judgments of skipped documents are dropped and counted too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,22 @@ def collection_draft(*, route: str, source: str, name: str, documents: list[Docu
 
     if not documents:
         raise InputDataError(f"{source}: no documents found")
+    skipped: dict[str, int] = {}
+    empty_ids: set[str] = set()
+    kept, seen = [], set()
+    for d in documents:
+        if d.id in seen:
+            skipped["duplicate_documents"] = skipped.get("duplicate_documents", 0) + 1
+            continue
+        seen.add(d.id)
+        if not d.text.strip() and not d.title.strip():
+            skipped["empty_documents"] = skipped.get("empty_documents", 0) + 1
+            empty_ids.add(d.id)
+            continue
+        kept.append(d)
+    if not kept:
+        raise InputDataError(f"{source}: all {len(documents):,} documents are empty (no text, no title)")
+    documents = kept
     keys = KeyMaker()
     has_title = any(d.title for d in documents)
     records = []
@@ -54,6 +72,9 @@ def collection_draft(*, route: str, source: str, name: str, documents: list[Docu
         sources = []
         for doc_id, grade in sorted(docs.items(), key=lambda kv: (-kv[1], kv[0])):
             if grade <= 0:
+                continue
+            if doc_id in empty_ids:
+                skipped["judgments_of_empty_documents"] = skipped.get("judgments_of_empty_documents", 0) + 1
                 continue
             if doc_id not in keys.by_raw:
                 dropped += 1
@@ -83,13 +104,20 @@ def collection_draft(*, route: str, source: str, name: str, documents: list[Docu
     if unjudged:
         notes.append(f"{unjudged:,} questions have no positive judgment of a corpus document and are not "
                      "in the goldset")
+    if skipped:
+        notes.append("skipped, not refused: " + ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in skipped.items())
+                     + " (counted in the README and in audit.toml's [init])")
+    if dropped:
+        skipped["judgments_of_missing_documents"] = dropped
+    if unjudged:
+        skipped["questions_without_judged_documents"] = unjudged
     notes.append("records are whole documents, cited by their key: the chunk analysis has no page or "
                  "position field to read (expected for an IR collection)")
     notes.append("the collection has no permission model: [identities] is empty and the ACL check has "
                  "nothing to trim")
     return Draft(route=route, source=source, schema=schema, language=code, language_note=note,
                  policy=local_policy(schema, search, VECTOR_FIELD, "default"), records=records,
-                 vector_sources={VECTOR_FIELD: search}, cases=cases, notes=notes,
+                 vector_sources={VECTOR_FIELD: search}, cases=cases, notes=notes, skipped=skipped,
                  counts={"documents": len(records), "questions": len(questions),
                          "goldset cases": len(cases),
                          "judgments": sum(len(c["expect_sources"]) for c in cases)})

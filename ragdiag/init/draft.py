@@ -21,7 +21,7 @@ from ragdiag.model.schema import (
     VectorSearchProfile,
 )
 
-EMBED_DIMENSIONS = 384  # the bundled all-MiniLM-L6-v2
+EMBED_DIMENSIONS = 384  # the bundled all-MiniLM-L6-v2 (`ragdiag.init.embedder` re-dimensions for another)
 VECTOR_FIELD = "content_vector"
 VECTOR_PROFILE = "hnsw"
 ANALYZERS = {"en": "en.lucene", "de": "de.lucene"}
@@ -48,6 +48,12 @@ class Draft:
     field_roles: Mapping[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the user must know or edit
     counts: dict[str, int] = field(default_factory=dict)  # what was read, for the README
+    #: what was skipped and not refused (empty or duplicate documents and records, judgments of
+    #: them), by reason: written to the README and to audit.toml's [init], which the audit's meta repeats
+    skipped: dict[str, int] = field(default_factory=dict)
+    #: [target] embedding_model of a local index (None: the bundled English MiniLM)
+    embedding_model: str | None = None
+    embedder_note: str = ""  # which embedder and why, for the README
 
 
 def text_field(name: str, language: str, *, searchable: bool = True) -> Field:

@@ -7,8 +7,10 @@ vectors as equal-length number lists), the key (a field named key/id/chunk_id, u
 record), the searchable text fields and the roles the chunk analysis reads (document, page,
 position, section; `ragdiag.chunks.fields.ChunkFields`), all written out for editing.
 Precomputed vectors come from an embedder ragdiag cannot run on the questions, so the local
-imitation re-embeds the text fields with the bundled MiniLM into the same vector field names
-(the README says so); the exported vectors are not copied.
+imitation re-embeds the text fields with its own embedder (`ragdiag.init.embedder`) into the same
+vector field names (the README says so); the exported vectors are not copied. A record whose key
+an earlier record already holds, and a record without any text in its searchable fields, are
+skipped and counted (audit.toml's [init]), never a reason to refuse the export.
 """
 
 from __future__ import annotations
@@ -181,10 +183,50 @@ def _local_vectors(schema: IndexSchema) -> IndexSchema:
     return replace(schema, fields=fields, vector_profiles=profiles)
 
 
+def _key_name(rows: list[tuple[int, dict[str, Any]]]) -> str | None:
+    """The key field by name (key, id, ...) when every record holds a non-empty string there,
+    repeated values allowed: a repeated key is a duplicate record, skipped, not a reason to look
+    for another key."""
+    names: list[str] = []
+    for _, obj in rows:
+        names += [k for k in obj if k not in names]
+    lower = {n.lower(): n for n in names}
+    for cand in KEY_NAMES:
+        n = lower.get(cand)
+        if n is not None and all(isinstance(obj.get(n), str) and obj.get(n) for _, obj in rows):
+            return n
+    return None
+
+
+def _skip_duplicates(rows: list[tuple[int, dict[str, Any]]], key: str | None
+                     ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The rows without those whose key an earlier row holds, and how many were dropped."""
+    if key is None:
+        return rows, 0
+    seen: set[Any] = set()
+    out = []
+    for line, obj in rows:
+        k = obj.get(key)
+        if k is not None and k in seen:
+            continue
+        seen.add(k)
+        out.append((line, obj))
+    return out, len(rows) - len(out)
+
+
+def _skip_empty(rows: list[tuple[int, dict[str, Any]]], schema: IndexSchema
+                ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """The rows with text in at least one searchable string field, and how many had none."""
+    texts = [f.name for f in schema.fields if f.searchable and not f.is_vector and f.element_type == STRING]
+    out = [(line, obj) for line, obj in rows
+           if any(isinstance(obj.get(t), str) and obj.get(t).strip() for t in texts)]
+    return out, len(rows) - len(out)
+
+
 def records_draft(records_path: str | Path, schema_path: str | Path | None, *, language: str,
                   log: Callable[[str], None], warn: Callable[[str], None]) -> Draft:
     from ragdiag.chunks.fields import ChunkFields
-    from ragdiag.inputs.records import load_records
+    from ragdiag.inputs.records import check_record
 
     path = Path(records_path)
     if not path.is_file():
@@ -192,11 +234,14 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     rows = _read(path)
     log(f"read {len(rows):,} records from {path}")
     notes: list[str] = []
+    skipped: dict[str, int] = {}
     strings = (v for _, obj in rows for v in obj.values() if isinstance(v, str) and len(v) > SEARCHABLE_MIN_CHARS)
     code, note = choose_language(language, strings, warn)
     if schema_path is not None:
         given = IndexSchema.load(schema_path)
-        load_records(path, given)  # every record against the definition, errors with file:line
+        rows, dups = _skip_duplicates(rows, given.key_field.name)
+        for line, obj in rows:  # every record against the definition, errors with file:line
+            check_record(obj, given, path=str(path), line=line)
         schema, source = given, f"index export {path.name} with the definition {Path(schema_path).name}"
         exported = [f.name for f in schema.vector_fields if any(obj.get(f.name) is not None for _, obj in rows)]
         if not schema.vector_fields:
@@ -205,10 +250,21 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
             notes.append(f"the definition has no vector field: `{VECTOR_FIELD}` was added so the audit can "
                          "measure vector and hybrid search")
     else:
+        rows, dups = _skip_duplicates(rows, _key_name(rows))
         schema, exported = infer_schema(rows, path, code)
         source = f"index export {path.name} (definition inferred)"
         notes.append("the index definition was inferred from the values: check the types, the key and which "
                      "fields are searchable in schema.json (or give your index's definition with --schema)")
+    if dups:
+        skipped["duplicate_records"] = dups
+    rows, empty = _skip_empty(rows, schema)
+    if empty:
+        skipped["empty_records"] = empty
+    if not rows:
+        raise InputDataError("no record holds text in a searchable field", path=str(path))
+    if skipped:
+        notes.append("skipped, not refused: " + ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in skipped.items())
+                     + " (a repeated key keeps its first record; counted in the README and audit.toml's [init])")
     key = schema.key_field.name
     for line, obj in rows:
         k = obj.get(key)
@@ -227,8 +283,9 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
     if exported:
         notes.append(f"the export holds precomputed vectors in {', '.join(exported)} from an embedder ragdiag "
                      "cannot run on the questions: the local imitation embeds "
-                     f"{' + '.join(text_sources)} with the bundled all-MiniLM-L6-v2 into the same fields "
-                     "instead (the exported vectors are not copied), so vector scores are MiniLM's, not yours")
+                     f"{' + '.join(text_sources)} with its own embedder (see the README's index fields) into the "
+                     "same fields instead (the exported vectors are not copied), so vector scores are that "
+                     "model's, not yours")
     records = [{k: v for k, v in obj.items() if k not in vector_names} for _, obj in rows]
     role_map, unread = _roles(schema, roles, title)
     if unread:
@@ -255,6 +312,7 @@ def records_draft(records_path: str | Path, schema_path: str | Path | None, *, l
                  policy=local_policy(schema, search, vector_names[0] if vector_names else VECTOR_FIELD, sem),
                  records=records, vector_sources={v: text_sources for v in vector_names or [VECTOR_FIELD]},
                  template=template, identities=identities, roles=role_map, field_roles=unread, notes=notes,
+                 skipped=skipped,
                  counts={"records": len(records), "fields": len(schema.fields)})
 
 

@@ -208,7 +208,10 @@ def parse_file(path: Path) -> tuple[str, Sections]:
     kind = SUFFIXES[path.suffix.lower()]
     if kind == "pdf":
         return parse_pdf(path)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    from ragdiag.inputs.limits import read_bytes
+
+    # a regular file within the size limit (a FIFO would block, a device never ends)
+    text = read_bytes(path, what="document").decode("utf-8", errors="replace")
     parser: Callable[[str], tuple[str, Sections]] = {"markdown": parse_markdown, "text": parse_text,
                                                       "html": parse_html}[kind]
     return parser(text)

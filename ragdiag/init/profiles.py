@@ -1,7 +1,13 @@
 """The retrieval policy an init route drafts: profiles.toml text with comments to edit.
 
 For a drafted local index: keyword, vector, hybrid and hybrid with the semantic ranker, one
-route (``default``) to hybrid. For a live Azure index: one profile per sensible combination
+route (``default``) to hybrid.
+
+Channel texts as the ``shared_query_text`` check recommends: the keyword leg gets the question's
+keywords (`ragdiag.policy.text.keywords`), the vector leg and the semantic ranker the question as
+asked. Without a security field in the index no profile builds an identity clause
+(``security_trimming = false``): a clause on a field the index lacks would be refused, and the
+policy would fail its own audit; the comment says how to add one. For a live Azure index: one profile per sensible combination
 of its semantic configurations and vector fields (keyword alone, each vector field with the
 keyword leg, each semantic configuration, each semantic configuration with each vector
 field), capped at `MAX_AZURE_PROFILES`.
@@ -23,7 +29,8 @@ def _q(value: object) -> str:
 
 
 def _vector_query(profile: str, field: str) -> str:
-    return (f"  [[profiles.{_q(profile)}.vector_queries]]\n  fields = [{_q(field)}]\n  k = {VECTOR_K}\n")
+    return (f"  [[profiles.{_q(profile)}.vector_queries]]\n  fields = [{_q(field)}]\n  k = {VECTOR_K}\n"
+            "  text = \"verbatim\"   # the question as asked\n")
 
 
 def _head(name: str, description: str, schema: IndexSchema, search_fields: list[str], default: str,
@@ -40,20 +47,26 @@ def _head(name: str, description: str, schema: IndexSchema, search_fields: list[
     if security:
         lines.append(f"security_field = {_q(security[0])}   # the index field holding each document's groups")
     else:
-        lines.append("# The index has no security field: no identity clause can trim anything. When your "
-                     "index has one,\n# name it here: security_field = \"group_ids\"")
+        lines += ["# The index has no security field, so no profile trims by identity ([defaults]",
+                  "# security_trimming = false). To audit permissions: add a filterable Collection(Edm.String)",
+                  "# field with each document's groups to the index (schema.json and every record), name it",
+                  "# here (security_field = \"group_ids\"), delete security_trimming = false below and list",
+                  "# the users and their groups under [identities] in audit.toml."]
     lines += ["", "[routes]", f"default = {_q(default)}", "", "[defaults]",
               f"search_fields = [{', '.join(_q(f) for f in search_fields)}]",
-              "keyword_text = \"verbatim\"   # the question as asked goes to the keyword leg",
-              f"top = {top}", ""]
-    return lines
+              "keyword_text = \"keywords\"   # BM25 gets the question's keywords; vectors and the ranker the question",
+              f"top = {top}"]
+    if not security:
+        lines.append("security_trimming = false   # no security field in the index (see above)")
+    return [*lines, ""]
 
 
 def local_policy(schema: IndexSchema, search_fields: list[str], vector: str, semantic: str | None) -> str:
     """Keyword, vector, hybrid (the default route) and hybrid + semantic ranker."""
     lines = _head("drafted", "drafted by ragdiag init: keyword, vector and hybrid search", schema,
                   search_fields, "hybrid", 10)
-    lines += ["# Switch [routes] default to \"keyword\" or \"vector\" to measure one leg alone.",
+    lines += ["# The goldset check measures every profile side by side (and hybrid's two legs alone);",
+              "# [routes] default is the profile the other checks audit.",
               "[profiles.keyword]", "description = \"BM25 over the search fields only\"", "",
               "[profiles.vector]", f"description = \"one vector query on {vector}, k = {VECTOR_K}\"",
               "keyword_text = \"none\"", _vector_query("vector", vector),
@@ -64,6 +77,7 @@ def local_policy(schema: IndexSchema, search_fields: list[str], vector: str, sem
                   "# cross-encoder: its scores are not Azure's). Uncomment and route to it to audit it:",
                   "# [profiles.hybrid_semantic]", "# description = \"hybrid, reranked by the semantic ranker\"",
                   "# query_type = \"semantic\"", f"# semantic_configuration = {_q(semantic)}",
+                  "# semantic_text = \"verbatim\"",
                   *("# " + x for x in _vector_query("hybrid_semantic", vector).splitlines())]
     return "\n".join(lines)
 
@@ -104,6 +118,7 @@ def azure_policy(schema: IndexSchema) -> tuple[str, list[str]]:
                ([f"the semantic ranker ({semantic})"] if semantic else [])
         lines += [f"[profiles.{_q(name)}]", f"description = {_q(' + '.join(what))}"]
         if semantic:
-            lines += ["query_type = \"semantic\"", f"semantic_configuration = {_q(semantic)}"]
+            lines += ["query_type = \"semantic\"", f"semantic_configuration = {_q(semantic)}",
+                      "semantic_text = \"verbatim\"   # the ranker reads the question as asked"]
         lines.append(_vector_query(name, vector) if vector else "")
     return "\n".join(lines), notes

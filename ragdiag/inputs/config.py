@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import ConfigError, RagdiagError
-from ragdiag.inputs.limits import excerpt, path_problem, short_path
+from ragdiag.inputs.limits import excerpt, path_problem, short_path, special_file
 from ragdiag.inputs.tomlfile import TomlFile, check_keys
 
 TARGET_KINDS = ("sample", "local", "azure")  # the built-in kinds; plugins add more
@@ -28,11 +28,11 @@ MAX_BUDGET = 100_000_000
 MAX_TOKENS = 100_000_000
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 5
 _TOKEN_BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens")
-_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets")
+_TOP = ("audit", "target", "inputs", "identities", "runner", "output", "budgets", "init")
 _AUDIT = ("name", "client", "system", "language")
 _INPUTS = ("profiles", "compare_profiles", "goldset", "topics", "goldset_topics", "answers", "query_log",
            "client_code",
-           "checklist", "entities")
+           "checklist", "entities", "traffic", "traces")
 _RUNNER = ("budget", "concurrency", "cache", "timeout_s", "retries", "max_consecutive_failures")
 _OUTPUT = ("dir",)
 _BUDGETS = ("context_tokens", "model_window_tokens", "answer_reserve_tokens", "tokenizer")
@@ -110,6 +110,11 @@ class AuditConfig:
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
     output_dir: Path | None = None
     budgets: Mapping[str, Any] = field(default_factory=dict)
+    # observed evidence (ragdiag.observe): `ragdiag record` files and Postgres logs; OTLP JSON traces
+    traffic: tuple[Path, ...] = ()
+    traces: tuple[Path, ...] = ()
+    #: [init]: what `ragdiag init` read and skipped (route, counts), repeated in the findings' meta
+    init: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """A secret-free summary for reports and JSON output."""
@@ -119,6 +124,8 @@ class AuditConfig:
             "profiles": _s(self.profiles), "compare_profiles": _s(self.compare_profiles),
             "goldset": _s(self.goldset), "goldset_topics": _s(self.goldset_topics), "answers": _s(self.answers), "query_log": _s(self.query_log),
             "client_code": _s(self.client_code), "identities": sorted(self.identities),
+            **({"traffic": [str(p) for p in self.traffic]} if self.traffic else {}),
+            **({"traces": [str(p) for p in self.traces]} if self.traces else {}),
         }
 
 
@@ -200,6 +207,10 @@ def load_config(path: str | Path) -> AuditConfig:
         if must_exist and not exists:
             raise tf.error(f"'{key}' points to {short_path(p)}, which does not exist; fix the "
                            f"path (relative to {base}) or remove the key", tname, key)
+        special = special_file(p)
+        if special:  # a FIFO would block the audit, a device never ends
+            raise tf.error(f"'{key}' = {excerpt(v)} is {special} ({short_path(p)}); give a regular file or "
+                           "folder", tname, key)
         return p
 
     def integer(t: Mapping[str, Any], tname: str, key: str, default: int | None, lo: int,
@@ -247,6 +258,9 @@ def load_config(path: str | Path) -> AuditConfig:
         output_dir = (base / out).resolve() if out else None
     except (OSError, ValueError, RuntimeError) as exc:
         raise tf.error(f"'dir' cannot be resolved: {excerpt(str(exc))}", "output", "dir") from None
+    if output_dir is not None and output_dir.exists() and not output_dir.is_dir():
+        raise tf.error(f"'dir' = {excerpt(out)} is a file ({short_path(output_dir)}); [output] dir names the "
+                       "folder the findings are written into", "output", "dir")
     return AuditConfig(
         path=Path(tf.path).resolve(),
         name=string(audit, "audit", "name", "ragdiag audit") or "ragdiag audit",
@@ -261,7 +275,7 @@ def load_config(path: str | Path) -> AuditConfig:
         answers=path_of(inputs, "inputs", "answers"),
         query_log=path_of(inputs, "inputs", "query_log"),
         client_code=path_of(inputs, "inputs", "client_code"),
-        checklist=path_of(inputs, "inputs", "checklist"),
+        checklist=_folder(tf, path_of(inputs, "inputs", "checklist"), inputs, "checklist"),
         entities=path_of(inputs, "inputs", "entities"),
         identities=identities,
         budget=integer(runner, "runner", "budget", None, 1, MAX_BUDGET),
@@ -274,7 +288,45 @@ def load_config(path: str | Path) -> AuditConfig:
         or DEFAULT_MAX_CONSECUTIVE_FAILURES,
         output_dir=output_dir,
         budgets=_budgets(tf, budgets),
+        traffic=_paths(tf, inputs, "traffic", path_of),
+        traces=_paths(tf, inputs, "traces", path_of),
+        init=_init_table(tf, d.get("init", {})),
     )
+
+
+def _folder(tf: TomlFile, p: Path | None, table: Mapping[str, Any], key: str) -> Path | None:
+    """`p` when it is a folder (or None), else the config's error at the key's line."""
+    if p is not None and not p.is_dir():
+        raise tf.error(f"'{key}' = {excerpt(table.get(key))} is a file ({short_path(p)}); it must name a folder",
+                       "inputs", key)
+    return p
+
+
+def _paths(tf: TomlFile, inputs: Mapping[str, Any], key: str, path_of: Any) -> tuple[Path, ...]:
+    """[inputs] traffic / traces: one file or a list of files (observed evidence, ragdiag.observe)."""
+    v = inputs.get(key)
+    if v is None:
+        return ()
+    items = v if isinstance(v, list) else [v]
+    if not items or not all(isinstance(x, str) for x in items):
+        raise tf.error(f"'{key}' must be a file or a list of files, e.g. {key} = [\"{key}.jsonl\"]; got "
+                       f"{_kind(v)} {excerpt(v)}", "inputs", key)
+    return tuple(path_of({key: x}, "inputs", key) for x in items)
+
+
+def _init_table(tf: TomlFile, table: Any) -> dict[str, Any]:
+    """[init] as `ragdiag init` writes it: names to counts (integers >= 0) or short strings."""
+    if not isinstance(table, Mapping):
+        raise tf.error("'init' must be a table ([init])", "", "init")
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        ok = (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_BUDGET) or (
+            isinstance(v, str) and len(v) <= 200)
+        if not ok:
+            raise tf.error(f"'{key}' in [init] must be a count (a whole number >= 0) or a short string, got "
+                           f"{_kind(v)} {excerpt(v)}", "init", key)
+        out[key] = v
+    return out
 
 
 def _topics(tf: TomlFile, inputs: Mapping[str, Any], path_of: Any) -> Path | None:

@@ -11,10 +11,26 @@ A goldset is YAML (a list of mappings) or JSONL (one object per line):
         - {key: CON-0007-s3-c1, grade: 3}
         - CON-0007-s3
       expect_answer_contains: ["90 days"]
+    - id: fact-002
+      question: "Who approves a business trip abroad?"
+      expect_source: travel-policy.pdf#approval   # a document, a section (#anchor or title) or a
+                                                  # page (#page=7): resolved to chunk keys
+      expect_answer_contains: ["head of department"]
+    - id: salary-unauthorised
+      as_user: groups=[sales]
+      question: "How much does the warehouse manager earn?"
+      expect: refused
+      forbidden_sources: [hr/salaries.md]         # a leak when this identity retrieves them
     - id: refuse-004
       question: "..."
       intent: fact
       expect: refused                  # the system must refuse (no sources)
+
+Expected sources may be chunk keys or names of what people judge (a document, a section, a
+page); `ragdiag.inputs.judgements.resolve_goldset` resolves names to graded chunk keys once the
+index is known. `forbidden_sources` (keys or names) are what the case's identity must never
+retrieve; the same question asked as another identity with expected sources makes those
+sources forbidden to a refused case too (`Goldset.forbidden`).
 
 A case drafted by `ragdiag goldset draft` also carries review metadata (`DRAFT_KEYS`):
 `draft: true`, the `rule` that made it, the `evidence` it was drawn from, and
@@ -49,7 +65,7 @@ from ragdiag.inputs import limits
 DRAFT_KEYS = ("draft", "rule", "accepted", "evidence")
 
 ALLOWED_KEYS = ("id", "question", "intent", "as_user", "expect_sources", "expect_source",
-                "expect_answer_contains", "expect", "query_vector", *DRAFT_KEYS)
+                "expect_answer_contains", "expect", "forbidden_sources", "query_vector", *DRAFT_KEYS)
 SOURCE_KEYS = ("key", "grade")
 DEFAULT_INTENT = "unknown"
 GOLDSET_SUFFIXES = (".yaml", ".yml", ".jsonl")
@@ -81,6 +97,10 @@ class GoldCase:
     rule: str | None = None
     #: the client's own embedding of the question (sent as a `kind: "vector"` query instead of text)
     query_vector: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
+    #: keys (or, before resolution, names) this case's identity must never retrieve
+    forbidden_sources: tuple[str, ...] = ()
+    #: the expected sources as the file gives them, when names were resolved to chunk keys
+    judged_sources: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     def line_of(self, key: str) -> int | None:
         """Line of `key` in the case (YAML), else the case's own line."""
@@ -147,18 +167,54 @@ class Goldset:
         return {c.id: dict(c.expect_sources) for c in self.cases if c.expect_sources}
 
     def duplicate_questions(self) -> list[tuple[str, list[str]]]:
-        """Questions asked by more than one case: (normalised text, case ids).
+        """Questions asked more than once by the same identity: (normalised text, case ids).
 
+        The same question asked as different identities (an authorised and an unauthorised
+        user, seed 002's design) is a pair, not a duplicate: see `paired_questions`.
         Normalisation: case-folded, whitespace collapsed, surrounding whitespace
         and trailing punctuation (`?.!`) stripped. Empty questions (TREC qrels
         without topics) are not compared. Groups are in order of first appearance.
         """
-        groups: dict[str, list[str]] = {}
+        groups: dict[tuple[str, Any], list[str]] = {}
         for case in self.cases:
             text = normalise_question(case.question)
             if text:
-                groups.setdefault(text, []).append(case.id)
-        return [(text, ids) for text, ids in groups.items() if len(ids) > 1]
+                groups.setdefault((text, _asker(case)), []).append(case.id)
+        return [(text, ids) for (text, _), ids in groups.items() if len(ids) > 1]
+
+    def paired_questions(self) -> list[tuple[str, list[str]]]:
+        """Questions asked as more than one identity: (normalised text, case ids)."""
+        groups: dict[str, dict[Any, str]] = {}
+        for case in self.cases:
+            text = normalise_question(case.question)
+            if text:
+                groups.setdefault(text, {}).setdefault(_asker(case), case.id)
+        return [(text, list(by.values())) for text, by in groups.items() if len(by) > 1]
+
+    def forbidden(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """case id -> forbidden key -> why (the case ids that expect it, or 'forbidden_sources').
+
+        A case asked as an identity must not retrieve its own `forbidden_sources`, nor, when it
+        is a refusal, the expected sources of the same question asked as another identity (the
+        authorised twin of seed 002's unauthorised question)."""
+        by_question: dict[str, list[GoldCase]] = {}
+        for case in self.cases:
+            text = normalise_question(case.question)
+            if text:
+                by_question.setdefault(text, []).append(case)
+        out: dict[str, dict[str, tuple[str, ...]]] = {}
+        for case in self.cases:
+            if not case.as_user:
+                continue
+            why: dict[str, list[str]] = {k: ["forbidden_sources"] for k in case.forbidden_sources}
+            if case.expect_refused:
+                for twin in by_question.get(normalise_question(case.question), ()):
+                    if twin is not case and twin.answerable and _asker(twin) != _asker(case):
+                        for k in twin.source_keys:
+                            why.setdefault(k, []).append(twin.id)
+            if why:
+                out[case.id] = {k: tuple(v) for k, v in why.items()}
+        return out
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -209,6 +265,11 @@ class Goldset:
         return (f"<div><b>Goldset</b> <code>{title}</code>: {s['cases']} cases, "
                 f"{s['refusals']} refusals, {s['restricted']} with a restricted identity "
                 f"({idents})<table><tr><th>intent</th><th>cases</th></tr>{rows}</table></div>")
+
+
+def _asker(case: GoldCase) -> Any:
+    """Who asks a case: its inline groups, its identity name, or nobody."""
+    return ("groups", tuple(sorted(case.as_groups))) if case.as_groups is not None else case.as_user
 
 
 def normalise_question(text: str) -> str:
@@ -509,6 +570,21 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
     if has_sources:
         sources = _parse_sources(raw[source_key], case_id, path, _key_line(raw, source_key, line))
 
+    forbidden: tuple[str, ...] = ()
+    if raw.get("forbidden_sources") is not None:
+        fvalue = raw["forbidden_sources"]
+        forbidden = tuple(k for k, _ in _parse_sources(
+            [fvalue] if isinstance(fvalue, str) else fvalue, case_id, path,
+            _key_line(raw, "forbidden_sources", line), what="forbidden_sources", grades=False))
+        if as_user is None:
+            raise err(f"case {_q(case_id)}: 'forbidden_sources' are what the case's identity must never "
+                      "retrieve; name that identity with as_user (e.g. as_user: groups=[sales])",
+                      key="forbidden_sources")
+        both = set(forbidden) & {k for k, _ in sources}
+        if both:
+            raise err(f"case {_q(case_id)}: {_q(sorted(both)[0])} is both expected and forbidden",
+                      key="forbidden_sources")
+
     contains_raw = raw.get("expect_answer_contains")
     contains: tuple[str, ...] = ()
     if contains_raw is not None:
@@ -533,7 +609,7 @@ def _parse_case(raw: Any, path: str, line: int | None) -> GoldCase:
                                     if isinstance(k, str)),
                     expect_answer_contains=contains, expect_refused=refused, path=path, line=line,
                     draft=bool(raw.get("draft", False)) and not raw.get("accepted", False),
-                    rule=raw.get("rule"),
+                    rule=raw.get("rule"), forbidden_sources=forbidden,
                     query_vector=_parse_query_vector(raw.get("query_vector"), case_id, err))
 
 
@@ -589,23 +665,29 @@ def _as_user(value: Any, case_id: str, err: Any) -> tuple[str | None, tuple[str,
     return inline_identity_name(clean), clean
 
 
-def _parse_sources(value: Any, case_id: str, path: str, line: int | None
-                   ) -> tuple[tuple[str, int], ...]:
+def _parse_sources(value: Any, case_id: str, path: str, line: int | None, *, what: str = "expect_sources",
+                   grades: bool = True) -> tuple[tuple[str, int], ...]:
+    """Sources as keys or names (a document, `doc#section`, `doc#page=7`), with grades."""
     if isinstance(value, str | Mapping):  # one key, or one {key, grade}
         value = [value]
     if not isinstance(value, list):
         raise InputDataError(
-            f"case {_q(case_id)}: 'expect_sources' must be a list of keys or {{key, grade}} "
+            f"case {_q(case_id)}: '{what}' must be a list of keys or {{key, grade}} "
             f"mappings, got {type(value).__name__}", path=path, line=line)
     if not value:
         raise InputDataError(
-            f"case {_q(case_id)}: 'expect_sources' is empty; list the expected keys, or write "
-            "'expect: refused' for a question the system must refuse", path=path, line=line)
+            f"case {_q(case_id)}: '{what}' is empty; list the expected keys, or write "
+            "'expect: refused' for a question the system must refuse" if grades else
+            f"case {_q(case_id)}: '{what}' is empty; list the keys or documents this identity must "
+            "never retrieve, or remove the key", path=path, line=line)
     out: list[tuple[str, int]] = []
     first_line: dict[str, int | None] = {}
     for i, item in enumerate(value):
         item_line = getattr(item, "line", None) or _item_line(value, i, line)
         grade: Any = 1
+        if isinstance(item, Mapping) and not grades:
+            raise InputDataError(f"case {_q(case_id)}: '{what}' lists keys or document names, not "
+                                 f"mappings; got {_q(item)}", path=path, line=item_line)
         if isinstance(item, Mapping):
             bad = [k for k in item if k not in SOURCE_KEYS]
             if bad:

@@ -7,8 +7,12 @@ was expected, never a Python traceback:
 
 - `excerpt(value)`: the offending value as at most `MAX_EXCERPT` characters (a 412-byte
   YAML file whose aliases expand to megabytes is quoted in one short line);
-- `read_text(path, ...)`: not found, a folder, unreadable, a path that is too long or
-  holds a NUL, larger than the kind's limit in `MAX_BYTES`, not UTF-8 (with the line);
+- `read_text(path, ...)` / `read_bytes`: not found, a folder, a FIFO, a device or a socket
+  (refused before opening: a FIFO would block, ``/dev/zero`` never ends), unreadable, a path
+  that is too long or holds a NUL, larger than the kind's limit in `MAX_BYTES` (read in
+  steps as large as the file really is, so the limit is never allocated), UTF-16/UTF-32 or
+  Latin-1 instead of UTF-8 and NUL characters (with the line);
+- `load_json(path, ...)`: `read_text` + `loads_json`, for every JSON file a user gives;
 - `loads_json(text, ...)`: nesting deeper than `MAX_DEPTH` is refused before parsing,
   integers must fit in 64 bits (`MAX_INT`), every other problem is an "invalid JSON" error;
 - `check_tree(data)`: the same depth, node-count (`MAX_NODES`) and integer limits for
@@ -21,21 +25,23 @@ The limits are module constants: a test or an unusual client can raise them.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ragdiag.errors import InputDataError, RagdiagError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_EXCERPT", "MAX_INT", "MAX_LINE_CHARS", "MAX_NAME_BYTES",
-           "MAX_NODES", "MAX_PATH_CHARS", "LinedDict", "LinedList", "TreeProblem", "check_tree",
-           "decode", "excerpt", "flow_depth_line", "line_at", "lone_surrogate", "loads_json",
-           "loads_json_lined", "path_problem", "read_text", "short_path", "toml_loads"]
+           "MAX_NODES", "MAX_PATH_CHARS", "READ_CHUNK", "LinedDict", "LinedList", "TreeProblem", "check_tree",
+           "decode", "excerpt", "file_kind", "special_file", "flow_depth_line", "limit_of", "line_at", "lone_surrogate",
+           "load_json", "loads_json", "loads_json_lined", "open_regular", "path_problem", "read_bytes", "read_text",
+           "short_path", "toml_loads"]
 
 MAX_EXCERPT = 120
 """Characters of an offending value quoted in an error message."""
@@ -62,6 +68,11 @@ MAX_BYTES: dict[str, int] = {
     "index definition": 16 << 20,
     "records file": 8 << 30,
     "request file": 16 << 20,
+    "SQL template": 1 << 20,
+    "answers file": 256 << 20,
+    "findings file": 256 << 20,
+    "chunk file": 2 << 30,
+    "source documents": 2 << 30,
     "TOML file": 4 << 20,
 }
 """File size limit per kind of input, in bytes."""
@@ -181,50 +192,167 @@ def path_problem(text: str) -> str | None:
     return None
 
 
-def read_text(path: str | os.PathLike[str], *, what: str,
-              error: Callable[..., RagdiagError] = InputDataError,
-              max_bytes: int | None = None) -> str:
-    """The UTF-8 text of `path` (a BOM is dropped), or `error(message, path=...)` saying why not."""
+READ_CHUNK = 1 << 20
+"""Bytes read per system call when a file is read: the buffer grows with what the file holds,
+never to the kind's limit (an 8 GiB limit must not allocate 8 GiB for a 144 KB file)."""
+_FILE_KINDS = ((stat.S_ISLNK, "a symlink, which is not followed"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is ("a FIFO (named pipe)", "a character device", ...)."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What `path` is when it exists but is neither a regular file nor a folder (a FIFO, a
+    device, a socket: never an input), else None. Follows symlinks, as opening would."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else file_kind(mode)
+
+
+def limit_of(what: str, max_bytes: int | None = None) -> int:
+    """The size limit of a kind of input (`MAX_BYTES`), or `max_bytes` when given."""
+    return max_bytes if max_bytes is not None else MAX_BYTES.get(what, _DEFAULT_MAX_BYTES)
+
+
+def open_regular(path: str | os.PathLike[str], *, what: str,
+                 error: Callable[..., RagdiagError] = InputDataError, follow_symlinks: bool = True) -> int:
+    """A read-only file descriptor of `path`, which must be a regular file, or `error(...)`.
+
+    A FIFO, a device, a socket or a folder is refused before it is opened (opening a FIFO
+    blocks until a writer comes; a device has no end), and again after opening (the path may
+    have been replaced in between): the file is opened non-blocking and `fstat`-ed.
+    `follow_symlinks=False` refuses a symlink (for files found in a client's tree).
+    """
     spath = short_path(path)
     problem = path_problem(str(path))
     if problem:
         raise error(f"the path of the {what} {problem}", path=spath)
-    limit = max_bytes if max_bytes is not None else MAX_BYTES.get(what, _DEFAULT_MAX_BYTES)
-    p = Path(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        if p.is_dir():
-            raise error(f"is a folder; expected a {what} file", path=spath)
-        size = p.stat().st_size
-        if size > limit:
-            raise error(f"the {what} is {size:,} bytes; the limit is {limit:,} "
-                        f"(ragdiag.inputs.limits.MAX_BYTES[{what!r}])", path=spath)
-        with open(p, "rb") as fh:
-            blob = fh.read(limit + 1)
+        st = os.stat(path, follow_symlinks=follow_symlinks)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"is {file_kind(st.st_mode)}; the {what} must be a regular file", path=spath)
+        fd = os.open(path, flags)
     except RagdiagError:
         raise
     except FileNotFoundError:
-        raise error(f"{what} not found", path=spath) from None
+        raise error(f"{what} not found" + (" (a symlink to a missing file)" if os.path.islink(path) else ""),
+                    path=spath) from None
     except PermissionError:
         raise error(f"cannot read the {what}: permission denied", path=spath) from None
     except (OSError, ValueError) as exc:
+        if not follow_symlinks and getattr(exc, "errno", None) == errno.ELOOP:
+            raise error(f"is a symlink, which is not followed; the {what} must be a regular file",
+                        path=spath) from None
         reason = getattr(exc, "strerror", None) or str(exc)
         raise error(f"cannot read the {what}: {excerpt(reason)}", path=spath) from None
-    if len(blob) > limit:
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"is {file_kind(st.st_mode)}; the {what} must be a regular file", path=spath)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str | os.PathLike[str], *, what: str,
+               error: Callable[..., RagdiagError] = InputDataError, max_bytes: int | None = None,
+               follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file `path`, read in `READ_CHUNK` steps up to the kind's limit.
+
+    The buffer grows with the file's real content: the size the file system reports is a
+    hint (0 for a device, stale for a growing file), never trusted for the limit.
+    """
+    spath = short_path(path)
+    limit = limit_of(what, max_bytes)
+    fd = open_regular(path, what=what, error=error, follow_symlinks=follow_symlinks)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise error(f"the {what} is {size:,} bytes; the limit is {limit:,} "
+                        f"(ragdiag.inputs.limits.MAX_BYTES[{what!r}])", path=spath)
+        buf = bytearray(min(size, limit) + 1)
+        view = memoryview(buf)
+        got = 0
+        while True:
+            if got == len(buf):  # the file holds more than it said: grow, up to the limit + 1
+                if len(buf) > limit:
+                    raise error(f"the {what} is larger than {limit:,} bytes "
+                                f"(ragdiag.inputs.limits.MAX_BYTES[{what!r}])", path=spath)
+                view.release()
+                buf.extend(bytes(min(max(len(buf), READ_CHUNK), limit + 1 - len(buf))))
+                view = memoryview(buf)
+            n = os.readv(fd, [view[got:got + READ_CHUNK]])
+            if n == 0:
+                break
+            got += n
+        view.release()
+    except RagdiagError:
+        raise
+    except PermissionError:
+        raise error(f"cannot read the {what}: permission denied", path=spath) from None
+    except OSError as exc:
+        raise error(f"cannot read the {what}: {excerpt(exc.strerror or str(exc))}", path=spath) from None
+    except MemoryError:
+        raise error(f"the {what} does not fit in memory", path=spath) from None
+    finally:
+        os.close(fd)
+    if got > limit:
         raise error(f"the {what} is larger than {limit:,} bytes "
                     f"(ragdiag.inputs.limits.MAX_BYTES[{what!r}])", path=spath)
-    return decode(blob, what=what, path=spath, error=error)
+    del buf[got:]
+    return bytes(buf)
+
+
+def read_text(path: str | os.PathLike[str], *, what: str,
+              error: Callable[..., RagdiagError] = InputDataError,
+              max_bytes: int | None = None, follow_symlinks: bool = True) -> str:
+    """The UTF-8 text of `path` (a BOM is dropped), or `error(message, path=...)` saying why not:
+    not found, a folder, a FIFO or a device, unreadable, larger than the kind's limit in
+    `MAX_BYTES` (read in steps, never allocated whole), not UTF-8 (with the line)."""
+    blob = read_bytes(path, what=what, error=error, max_bytes=max_bytes, follow_symlinks=follow_symlinks)
+    return decode(blob, what=what, path=short_path(path), error=error)
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+         (b"\xfe\xff", "UTF-16"))
 
 
 def decode(blob: bytes, *, what: str, path: str | None,
            error: Callable[..., RagdiagError] = InputDataError) -> str:
-    """UTF-8 (with or without a BOM) or an error naming the line of the first bad byte."""
+    """UTF-8 (with or without a BOM) or an error naming the line of the first bad byte; a
+    UTF-16 or UTF-32 file (by its byte-order mark, or its NUL bytes) is named as such."""
+    bom = next((name for mark, name in _BOMS if blob.startswith(mark)), None)
+    if bom is not None:
+        raise error(f"the {what} is {bom} text (it starts with a {bom} byte-order mark), not UTF-8; "
+                    f"save the file as UTF-8", path=path, line=1)
+    nul = blob.find(b"\x00")
+    if nul >= 0:  # before decoding: UTF-16 without a byte-order mark is mostly NULs
+        line = blob.count(b"\n", 0, nul) + 1
+        col = nul - (blob.rfind(b"\n", 0, nul) + 1) + 1
+        head = blob[:4096]
+        hint = " (UTF-16 text without a byte-order mark?)" if head.count(b"\x00") * 4 > len(head) else ""
+        raise error(f"the {what} holds a NUL character at column {col}{hint}; a text input cannot hold "
+                    f"one: save the file as UTF-8 text", path=path, line=line)
     try:
-        return blob.decode("utf-8-sig")
+        text = blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = blob.count(b"\n", 0, exc.start) + 1
         col = exc.start - (blob.rfind(b"\n", 0, exc.start) + 1) + 1
         raise error(f"the {what} is not UTF-8 text: byte 0x{blob[exc.start]:02x} at column {col} "
-                    f"cannot be decoded; save the file as UTF-8", path=path, line=line) from None
+                    f"cannot be decoded (Latin-1 or Windows-1252?); save the file as UTF-8",
+                    path=path, line=line) from None
+    return text
 
 
 # ---- JSON -------------------------------------------------------------------------------------
@@ -302,6 +430,14 @@ def loads_json(text: str, *, path: str | None, line: int | None = None, what: st
                     "surrogate escape (\\ud800-\\udfff), which is not text",
                     path=path, line=where(at.start() if at else 0))
     return data
+
+
+def load_json(path: str | os.PathLike[str], *, what: str,
+              error: Callable[..., RagdiagError] = InputDataError, max_bytes: int | None = None) -> Any:
+    """A JSON file a user gave (`read_text` then `loads_json`): every problem is `error` with
+    the file and line."""
+    return loads_json(read_text(path, what=what, error=error, max_bytes=max_bytes), path=short_path(path),
+                      what=what, error=error)
 
 
 class LinedDict(dict):

@@ -9,7 +9,12 @@ line instead of a number (100 % failed requests, an nDCG of 0.002):
   dimension where the target embeds the text itself; semantic configurations and scoring
   profiles (and their parameters) exist; filters parse against the schema; the policy's
   security field can carry the identity clause;
-- ``[target] vector_sources``: each key is a vector field, each source a text field;
+- ``[target] vector_sources``: each key is a vector field, each source a text field, and each
+  vector field has the dimension of the embedder that will fill it (known before anything is
+  embedded: the model is named in ``[target] embedding_model``);
+- ``[target] fields``: each role names a field of the index;
+- a local index's analyzers: each names an analyzer Azure has (a typo such as ``de.lucen``
+  would be analysed as standard.lucene and refused by Azure);
 - goldset: intents are intents the policy routes (the nearest name is suggested), ``as_user``
   names an identity of ``[identities]`` (or is an inline ``groups=[...]`` identity),
   expected keys can be Azure AI Search document keys.
@@ -62,19 +67,22 @@ def azure_key_problem(key: str) -> str | None:
 
 # ---- the entry points -------------------------------------------------------------------
 def check_inputs(config: Any, *, schema: Any, policies: Sequence[Any] = (), goldset: Any = None,
-                 identities: Iterable[str] = (), query_dim: int | None = None) -> None:
+                 identities: Iterable[str] = (), query_dim: int | None = None,
+                 embed_dim: int | None = None) -> None:
     """Raise `InputValidationError` listing every problem `input_problems` finds."""
     problems = input_problems(config, schema=schema, policies=policies, goldset=goldset,
-                              identities=identities, query_dim=query_dim)
+                              identities=identities, query_dim=query_dim, embed_dim=embed_dim)
     if problems:
         raise InputValidationError(problems)
 
 
 def input_problems(config: Any, *, schema: Any, policies: Sequence[Any] = (), goldset: Any = None,
-                   identities: Iterable[str] = (), query_dim: int | None = None) -> list[Problem]:
+                   identities: Iterable[str] = (), query_dim: int | None = None,
+                   embed_dim: int | None = None) -> list[Problem]:
     """Every problem of the inputs on the target's `schema` (None: a code-only audit, where
     only the goldset's intents and identities are checked). `query_dim` is the dimension of
-    the vectors the target embeds questions into (None when it does not embed them)."""
+    the vectors the target embeds questions into (None when it does not embed them);
+    `embed_dim` the dimension of the embedder that fills the ``vector_sources`` fields."""
     out: list[Problem] = []
     policies = [p for p in policies if p is not None]
     identities = set(identities)
@@ -85,7 +93,12 @@ def input_problems(config: Any, *, schema: Any, policies: Sequence[Any] = (), go
         for policy in policies:
             out.extend(_policy_problems(policy, schema, query_dim, check_security=asked_as))
         if config is not None and config.target is not None:
-            out.extend(_vector_source_problems(config, schema, config.target.options.get("vector_sources")))
+            options = config.target.options
+            out.extend(_vector_source_problems(config, schema, options.get("vector_sources")))
+            out.extend(_embedder_problems(config, schema, options.get("vector_sources"), embed_dim))
+            out.extend(_field_role_problems(config, schema, options.get("fields")))
+            if config.target.kind == "local":
+                out.extend(_analyzer_problems(config, schema))
     if goldset is not None:
         out.extend(_goldset_problems(goldset, policies, identities, schema))
     return out
@@ -194,6 +207,64 @@ def _vector_source_problems(config: Any, schema: Any, sources: Mapping[str, Sequ
     return out
 
 
+def _embedder_problems(config: Any, schema: Any, sources: Mapping[str, Sequence[str]] | None,
+                       embed_dim: int | None) -> list[Problem]:
+    """Vector fields the embedder will fill whose `dimensions` differ from its vectors: found
+    before a single record is embedded (an hour of embedding would end on this error)."""
+    if not sources or embed_dim is None:
+        return []
+    vectors = {f.name: f for f in schema.vector_fields}
+    model = config.target.options.get("embedding_model") or "the bundled all-MiniLM-L6-v2"
+    schema_path = config.target.options.get("schema")
+    out: list[Problem] = []
+    for name in sources:
+        f = vectors.get(name)
+        if f is not None and f.dimensions is not None and f.dimensions != embed_dim:
+            out.append((str(schema_path) if schema_path else None, None,
+                        f"vector field '{name}' has {f.dimensions} dimensions, but [target] embedding_model "
+                        f"({model}) makes {embed_dim}-dimensional vectors; nothing was embedded. Fix: set "
+                        f"\"dimensions\": {embed_dim} for '{name}' in the schema, or choose the embedder the "
+                        f"schema was written for"))
+    return out
+
+
+def _field_role_problems(config: Any, schema: Any, roles: Mapping[str, str] | None) -> list[Problem]:
+    """``[target] fields`` roles naming fields the index lacks (the chunk analysis would stop late)."""
+    if not roles:
+        return []
+    path = str(config.path) if getattr(config, "path", None) else None
+    line = _line(_locator(path), ("target",), "fields")
+    names = list(schema.field_names)
+    return [(path, line, f"[target] fields: {role} = '{name}', but index '{schema.name}' has no field "
+                         f"'{name}'{_nearest(name, names)}; fields: {', '.join(names)}")
+            for role, name in roles.items() if not schema.has_field(name)]
+
+
+#: analyzers Azure AI Search has besides the language ones (<lang>.lucene, <lang>.microsoft)
+BUILTIN_ANALYZERS = ("standard.lucene", "standardasciifolding.lucene", "keyword", "pattern", "simple",
+                     "stop", "whitespace")
+_LANGUAGE_ANALYZER = re.compile(r"[a-z]{2}(?:-[A-Za-z]{2,4})?\.(?:lucene|microsoft)")
+
+
+def _analyzer_problems(config: Any, schema: Any) -> list[Problem]:
+    """A local index's analyzers that Azure does not have (a local schema defines no custom ones)."""
+    from ragdiag.targets.local.analyzers import _LANGUAGES
+
+    known = [*BUILTIN_ANALYZERS, *(f"{lang}.{fam}" for lang in _LANGUAGES for fam in ("lucene", "microsoft"))]
+    schema_path = config.target.options.get("schema")
+    out: list[Problem] = []
+    for f in schema.fields:
+        a = (f.analyzer or "").strip()
+        if not a or f.is_vector or a.lower() in BUILTIN_ANALYZERS or _LANGUAGE_ANALYZER.fullmatch(a):
+            continue
+        out.append((str(schema_path) if schema_path else None, None,
+                    f"field '{f.name}' names analyzer '{a}', which Azure AI Search does not have"
+                    f"{_nearest(a, known)} and the schema defines no custom analyzers; it would be "
+                    f"analysed as standard.lucene here and refused by Azure. Fix: a language analyzer "
+                    f"such as en.lucene or de.lucene, or one of {', '.join(BUILTIN_ANALYZERS)}"))
+    return out
+
+
 # ---- goldset -------------------------------------------------------------------------------
 def _goldset_problems(goldset: Any, policies: Sequence[Any], identities: set[str], schema: Any
                       ) -> list[Problem]:
@@ -216,13 +287,15 @@ def _goldset_problems(goldset: Any, policies: Sequence[Any], identities: set[str
                         f"{_nearest(case.as_user, identities)}; known: {', '.join(sorted(identities)) or 'none'} "
                         "(or write the groups inline: as_user: groups=[a, b])"))
         if schema is not None:
-            for key in case.source_keys:
+            where = "expect_source" if "expect_source" in dict(case.key_lines) else "expect_sources"
+            for key, what in [*((k, where) for k in case.source_keys),
+                              *((k, "forbidden_sources") for k in case.forbidden_sources)]:
                 problem = azure_key_problem(key)
-                if problem:
-                    where = "expect_source" if "expect_source" in dict(case.key_lines) else "expect_sources"
-                    out.append((case.path, case.line_of(where),
-                                f"case '{case.id}': expected key {excerpt(key, 80)} {problem}, so no "
-                                "document of the index can have it"))
+                if problem:  # names were resolved to keys already, where the target lists documents
+                    out.append((case.path, case.line_of(what),
+                                f"case '{case.id}': {excerpt(key, 80)} is not a chunk key (it {problem}) "
+                                "and was not resolved as a document, section or page name: the target "
+                                "cannot list its documents; give the chunk keys of the index"))
     return out
 
 

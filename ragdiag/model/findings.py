@@ -97,6 +97,7 @@ from ragdiag.model.messages import Catalogue, Message, render
 __all__ = [
     "STATUSES",
     "SEVERITY",
+    "PRIORITIES",
     "FAIL_ON",
     "SCHEMA_VERSION",
     "worst",
@@ -110,6 +111,7 @@ __all__ = [
     "EXIT_FINDINGS",
     "EXIT_INPUT",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERNAL",
 ]
 
 STATUSES: tuple[str, ...] = ("pass", "warn", "fail", "skipped", "error")
@@ -120,7 +122,7 @@ FAIL_ON: tuple[str, ...] = ("warn", "fail", "never")
 SCHEMA_VERSION = 2
 _READABLE_VERSIONS = (1, 2)
 #: Process exit codes of `ragdiag audit` (see `AuditResult.exit_code`).
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INCOMPLETE, EXIT_INTERNAL = 0, 1, 2, 3, 4  # see ragdiag.errors
 
 HTML_MAX_ROWS = 50
 
@@ -406,7 +408,9 @@ class Evidence:
 
 _FINDING_KEYS = ("check_id", "status", "headline", "metrics", "evidence", "recommendations",
                  "title", "question", "incomplete", "skipped_reason", "figures", "failures",
-                 "observed", "locations", "messages", "effects")
+                 "observed", "locations", "messages", "effects", "priority")
+#: The report's priority classes, most urgent first (`Finding.priority`)
+PRIORITIES: tuple[str, ...] = ("security", "measured", "unmeasured", "none")
 
 
 def _slug(text: str) -> str:
@@ -554,6 +558,10 @@ class Finding:
     skipped_msg: Message | None = None
     #: measured effects of the changes the check recommends (see `Effect`)
     effects: tuple[Effect, ...] = ()
+    #: what the report sorts its priorities by (`PRIORITIES`): ``security`` (a permission leak,
+    #: a fail-open or unescaped security filter), ``measured`` (a significant improving effect),
+    #: ``unmeasured`` (a fault whose fix no metric measured), ``none`` (nothing to do)
+    priority: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.check_id, str) or not self.check_id:
@@ -590,6 +598,19 @@ class Finding:
         object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
         object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
         object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
+        if self.priority not in ("", *PRIORITIES):
+            raise ValueError(f"{where}: priority must be one of {', '.join(PRIORITIES)}, got {self.priority!r}")
+        if not self.priority:
+            object.__setattr__(self, "priority", self.derived_priority())
+
+    def derived_priority(self) -> str:
+        """The priority class when the check did not set one: a significant improving effect makes
+        a ``fail``/``warn`` ``measured``, otherwise ``unmeasured``; other statuses ``none``."""
+        if self.priority:
+            return self.priority
+        if self.status not in ("fail", "warn"):
+            return "none"
+        return "measured" if any(e.improves and e.significant for e in self.effects) else "unmeasured"
 
     @property
     def is_incomplete(self) -> bool:
@@ -672,6 +693,7 @@ class Finding:
                          "recommendations": [m.to_dict() for m in self.recommendation_msgs],
                          "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
             "effects": [e.to_dict() for e in self.effects],
+            "priority": self.priority,
         }
 
     @classmethod
@@ -701,6 +723,7 @@ class Finding:
                 recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
                 skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
                 effects=tuple(Effect.from_dict(e) for e in data.get("effects") or ()),
+                priority=str(data.get("priority") or ""),
             )
         except (TypeError, ValueError, KeyError) as exc:
             raise InputDataError(f"invalid finding {data.get('check_id')!r}: {exc}") from exc
@@ -770,6 +793,10 @@ class AuditResult:
 
     findings: tuple[Finding, ...]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    #: where every expected source of the goldset went (`ragdiag.engine.funnel.LossFunnel.to_dict`)
+    loss_funnel: Mapping[str, Any] | None = None
+    #: every profile element neutralised on the goldset (`ragdiag.engine.ablation.Ablation.to_dict`)
+    ablation: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         findings = tuple(self.findings)
@@ -778,6 +805,10 @@ class AuditResult:
                 raise TypeError(f"an audit result holds Finding objects, got {type(f).__name__}")
         object.__setattr__(self, "findings", findings)
         object.__setattr__(self, "meta", _meta(dict(self.meta), "meta"))
+        for name in ("loss_funnel", "ablation"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _meta(dict(value), name))
 
     def __iter__(self):
         return iter(self.findings)
@@ -808,10 +839,17 @@ class AuditResult:
         requests than a check's spec tolerates."""
         return any(f.status == "error" or f.above_failure_threshold for f in self.findings)
 
-    def exit_code(self, fail_on: str = "fail") -> int:
-        """The process exit code: 3 incomplete, 1 a check at or above `fail_on`, else 0.
+    @property
+    def crashed(self) -> tuple[str, ...]:
+        """Ids of the checks that crashed (an internal error of ragdiag, not of the inputs or service)."""
+        return tuple(f.check_id for f in self.findings if f.status == "error" and f.incomplete.get("internal_error"))
 
-        ``EXIT_INCOMPLETE`` (3) wins: an audit with an ``error`` finding or with
+    def exit_code(self, fail_on: str = "fail") -> int:
+        """The process exit code: 4 a check crashed, 3 incomplete, 1 a check at or above
+        `fail_on`, else 0.
+
+        ``EXIT_INTERNAL`` (4) wins: a crashed check is ragdiag's bug, whatever else happened.
+        Then ``EXIT_INCOMPLETE`` (3): an audit with an ``error`` finding or with
         failed requests above a spec's threshold is incomplete whatever
         `fail_on` says. Otherwise ``"warn"`` gives 1 on warn, error or fail,
         ``"fail"`` on fail or error; ``"never"`` gives 0. (2, bad input, is the
@@ -820,6 +858,8 @@ class AuditResult:
         if fail_on not in FAIL_ON:
             raise ConfigError(f"fail_on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}",
                               key="fail_on")
+        if self.crashed:
+            return EXIT_INTERNAL
         if self.incomplete:
             return EXIT_INCOMPLETE
         if fail_on == "never":
@@ -830,7 +870,7 @@ class AuditResult:
     def localized(self, lang: str, catalogue: Catalogue,
                   labels: Mapping[str, Mapping[str, str]] | None = None) -> AuditResult:
         return AuditResult(findings=tuple(f.localized(lang, catalogue, labels) for f in self.findings),
-                           meta=self.meta)
+                           meta=self.meta, loss_funnel=self.loss_funnel, ablation=self.ablation)
 
     def to_dict(self) -> dict[str, Any]:
         from ragdiag import __version__
@@ -842,6 +882,8 @@ class AuditResult:
             "summary": self.status_counts(),
             "worst": self.worst(),
             "findings": [f.to_dict() for f in self.findings],
+            **({"loss_funnel": _jsonable(self.loss_funnel)} if self.loss_funnel is not None else {}),
+            **({"ablation": _jsonable(self.ablation)} if self.ablation is not None else {}),
         }
 
     @classmethod
@@ -853,25 +895,39 @@ class AuditResult:
         if version not in _READABLE_VERSIONS:
             raise InputDataError(f"audit result schema_version {version!r} is not supported; "
                                  f"this ragdiag reads versions {', '.join(map(str, _READABLE_VERSIONS))}")
-        return cls(findings=tuple(Finding.from_dict(f) for f in data["findings"]),
-                   meta=data.get("meta") or {})
+        findings = []
+        for i, f in enumerate(data["findings"]):
+            try:
+                findings.append(Finding.from_dict(f))
+            except InputDataError:
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a value of the wrong type
+                from ragdiag.inputs.limits import excerpt
+
+                raise InputDataError(f"finding {i + 1} is not a finding ({type(exc).__name__}: "
+                                     f"{excerpt(str(exc), 100)}); expected an object as `ragdiag audit "
+                                     "--json` writes it") from None
+        meta = data.get("meta") or {}
+        if not isinstance(meta, Mapping):
+            raise InputDataError(f"'meta' must be an object, found {type(meta).__name__}")
+        return cls(findings=tuple(findings), meta=meta, loss_funnel=data.get("loss_funnel"),
+                   ablation=data.get("ablation"))
 
     def to_json(self, path: str | Path | None = None, *, indent: int = 2) -> str:
         """The JSON text; also written to `path` (UTF-8, parent folders created) when given."""
         text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
-        if path is not None:
-            p = Path(path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
+        if path is not None:  # atomically: two audits writing one file never interleave
+            from ragdiag.outputs import write_text
+
+            write_text(Path(path), text, "findings")
         return text
 
     @classmethod
     def from_json(cls, path: str | Path) -> AuditResult:
+        from ragdiag.inputs.limits import load_json
+
         p = Path(path)
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputDataError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from exc
+        data = load_json(p, what="findings file")  # size, depth, encoding: errors with file and line
         try:
             return cls.from_dict(data)
         except InputDataError as exc:

@@ -146,7 +146,14 @@ class SearchRequest:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchRequest:
-        """Build from snake_case or Azure camelCase keys (a REST body works)."""
+        """Build from snake_case or Azure camelCase keys (a REST body works).
+
+        The input is untrusted (a request file, an emulator's client): every value's type is
+        checked (`InputDataError` naming the key, and the line when `data` came from
+        `loads_json_lined`)."""
+        if not isinstance(data, Mapping):
+            raise InputDataError(f"a search request must be a JSON object, found {_type_name(data)}",
+                                 line=getattr(data, "line", None))
         known = {f.name for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         unknown = []
@@ -154,6 +161,7 @@ class SearchRequest:
             key = _CAMEL_TO_SNAKE.get(k, k)
             if key == "hybrid_search":
                 if isinstance(v, Mapping) and v.get("maxTextRecallSize") is not None:
+                    _check_value(v, "maxTextRecallSize", v["maxTextRecallSize"], "int")
                     kwargs["max_text_recall_size"] = int(v["maxTextRecallSize"])
                 continue
             if key not in known:
@@ -163,11 +171,25 @@ class SearchRequest:
         if unknown:
             raise InputDataError(
                 f"unknown request keys: {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(known))}")
+        for key, v in kwargs.items():
+            _check_value(data, key, v, _REQUEST_TYPES.get(key, "any"))
         if "vector_queries" in kwargs:
+            for vq in kwargs["vector_queries"] or ():
+                if not isinstance(vq, Mapping | VectorQuery):
+                    raise InputDataError(f"each vector query must be an object, found {_type_name(vq)}",
+                                         line=getattr(data, "line", None))
+                if isinstance(vq, Mapping):
+                    for k, v in vq.items():
+                        _check_value(vq, k, v, _VQ_TYPES.get(_VQ_KEYS.get(k, k), "any"))
             kwargs["vector_queries"] = tuple(_vq_kwargs(v) if isinstance(v, Mapping) else v
                                              for v in kwargs["vector_queries"] or ())
-            kwargs["vector_queries"] = tuple(VectorQuery(**v) if isinstance(v, dict) else v
-                                             for v in kwargs["vector_queries"])
+            try:
+                kwargs["vector_queries"] = tuple(VectorQuery(**v) if isinstance(v, dict) else v
+                                                 for v in kwargs["vector_queries"])
+            except TypeError as exc:  # a required key is missing
+                raise InputDataError(f"invalid vector query: {str(exc).split('.', 1)[-1].strip()}; a vector "
+                                     "query needs 'fields' and one of 'text' or 'vector'",
+                                     line=getattr(data, "line", None)) from None
         try:
             return cls(**kwargs)
         except TypeError as exc:
@@ -199,6 +221,47 @@ _CAMEL_TO_SNAKE = {
     "queryRewrites": "query_rewrites",
     "queryLanguage": "query_language",
 }
+
+
+#: the JSON type each request key must have ("strs": a list of strings or one comma-separated string)
+_REQUEST_TYPES = {
+    "search": "str?", "search_fields": "strs?", "query_type": "str", "search_mode": "str",
+    "semantic_configuration": "str?", "semantic_query": "str?", "vector_queries": "list?",
+    "vector_filter_mode": "str", "max_text_recall_size": "int?", "filter": "str?", "scoring_profile": "str?",
+    "scoring_parameters": "strs?", "top": "int", "skip": "int", "select": "strs?", "count": "bool",
+    "captions": "str?", "answers": "str?", "query_rewrites": "str?", "query_language": "str?", "debug": "str?"}
+_VQ_TYPES = {"fields": "strs", "text": "str?", "vector": "numbers?", "k": "int", "exhaustive": "bool",
+             "weight": "number", "filter_override": "str?", "kind": "str"}
+_VQ_KEYS = {"k_nearest_neighbors": "k", "filterOverride": "filter_override"}
+_TYPE_TEXT = {"str": "a string", "strs": "a list of strings (or one comma-separated string)", "int": "an integer",
+              "bool": "true or false", "number": "a number", "numbers": "a list of numbers", "list": "a list"}
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _check_value(where: Any, key: str, v: Any, kind: str) -> None:
+    """`InputDataError` unless `v` has the JSON type `kind` ("?" suffix: null allowed)."""
+    import math
+
+    if kind == "any" or (kind.endswith("?") and v is None):
+        return
+    base = kind.rstrip("?")
+    ok = {"str": lambda x: isinstance(x, str),
+          "strs": lambda x: isinstance(x, str) or (isinstance(x, list | tuple) and all(isinstance(s, str) for s in x)),
+          "int": lambda x: isinstance(x, int) and not isinstance(x, bool),
+          "bool": lambda x: isinstance(x, bool),
+          "number": lambda x: isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x),
+          "numbers": lambda x: isinstance(x, list | tuple) and all(
+              isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) for n in x),
+          "list": lambda x: isinstance(x, list | tuple)}[base](v)
+    if not ok:
+        from ragdiag.inputs.limits import excerpt
+
+        raise InputDataError(f"'{key}' must be {_TYPE_TEXT[base]}{' or null' if kind.endswith('?') else ''}, "
+                             f"found {_type_name(v)} {excerpt(v, 60)}", line=getattr(where, "line", None))
 
 
 def _vq_kwargs(v: Any) -> dict[str, Any]:

@@ -8,8 +8,16 @@ configuration on the reranker), so they interact weakly and one knob at a time g
 the gain; each what-if only recomputes the stage its knob touches (the local target's stage
 caches, the runner's trace cache). Successive halving would spend its budget on random full
 profiles, most of them far from the current policy; a descent path is also what a consultant
-can read: every step is one change with its train gain. The known weakness: two knobs that
-only help together (neither alone) are not found; the descent stops when a pass changes nothing.
+can read: every step is one change with its train gain.
+
+Pairs coordinate descent cannot reach: two knobs that only help together (neither alone) are
+invisible to it. When a pass changes nothing, the `PAIR_BEAM` best single changes of that pass
+(by train nDCG@10, each from another knob, even those below the current score) are combined
+two at a time (at most PAIR_BEAM * (PAIR_BEAM - 1) / 2 = 15 candidates); the best pair that
+beats the current profile on train is taken as one step and the descent goes on from it
+(at most `MAX_PAIR_ROUNDS` times). Near misses are where a useful pair usually sits (k with a
+weight, a leg removed with the other leg's k), and the beam keeps the cost at a fraction of
+the full grid of pairs (~30 knob options give ~400 pairs).
 
 Overfitting: the descent accepts a change only when it raises train nDCG@10 (ties break on
 recall@50); every accepted step is a candidate, and the step with the best validation
@@ -30,6 +38,8 @@ from ragdiag.optimize.space import guard_security, knobs_for, security_fields
 from ragdiag.policy import Policy, Profile
 
 MAX_PASSES = 3
+PAIR_BEAM = 6
+MAX_PAIR_ROUNDS = 2
 MIN_GAIN = 1e-9
 PHASES = ("search", "select", "test")
 
@@ -143,8 +153,10 @@ class BudgetGuard:
 
 def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], validation: Sequence[Any], *,
             schema: Any, security_field: str, role_of: Callable[[Any], str], guard: BudgetGuard,
-            log: Callable[[str], None] = lambda m: None, max_passes: int = MAX_PASSES) -> tuple[list[Step], int]:
-    """Coordinate descent on `train` from `baseline`; every accepted step is also scored on
+            log: Callable[[str], None] = lambda m: None, max_passes: int = MAX_PASSES,
+            existing: Mapping[str, Profile] | None = None, pairs: bool = True) -> tuple[list[Step], int]:
+    """Coordinate descent on `train` from `baseline` (with `existing` profiles as candidates of
+    the `profile` knob), then pairs of near-miss changes; every accepted step is also scored on
     `validation` (for the selection). Returns the steps and the number of candidates tried.
     The baseline's own requests are not guarded here: the guard's reserve holds them."""
     secure = security_fields(schema, security_field)
@@ -154,48 +166,114 @@ def descend(evaluator: Evaluator, baseline: Profile, train: Sequence[Any], valid
     base_val = evaluator.evaluate(current, validation, phase="select")
     steps = [Step(current, "", None, None, dict(best.aggregate), dict(base_val.aggregate))]
     tried = 0
-    def knobs(profile: Profile) -> list[Any]:
-        return knobs_for(profile, schema, security_field=security_field, role_of=role_of)
 
-    for n_pass in range(1, max_passes + 1):
-        changed = False
-        pending = knobs(current)
-        done: set[str] = set()
-        while pending and not guard.exhausted:
-            knob = pending.pop(0)
-            done.add(knob.name)
-            winner: tuple[tuple[float, float], Profile, Any, Evaluation] | None = None
-            for option in knob.candidates():
-                try:
-                    cand = knob.apply(current, option)
-                except ConfigError:
-                    continue  # a combination that cannot work (e.g. no text for the reranker)
-                guard_security(baseline, cand, secure=secure)
-                cost = (evaluator.cost(cand, train) + evaluator.cost(cand, validation)
-                        if guard.budget is not None else 0)
-                if not guard.allows(cost):
-                    log(f"optimize: {baseline.name}: request budget reached, search stopped")
-                    break
-                tried += 1
-                ev = evaluator.evaluate(cand, train, phase="search")
-                s = _score(ev)
-                if s[0] > best_score[0] + MIN_GAIN or (abs(s[0] - best_score[0]) <= MIN_GAIN
-                                                       and s[1] > best_score[1] + MIN_GAIN):
-                    if winner is None or s > winner[0]:
+    def knobs(profile: Profile) -> list[Any]:
+        return knobs_for(profile, schema, security_field=security_field, role_of=role_of, existing=existing)
+
+    def try_candidate(cand: Profile) -> tuple[tuple[float, float], Evaluation] | None:
+        nonlocal tried
+        guard_security(baseline, cand, secure=secure)
+        cost = (evaluator.cost(cand, train) + evaluator.cost(cand, validation)
+                if guard.budget is not None else 0)
+        if not guard.allows(cost):
+            log(f"optimize: {baseline.name}: request budget reached, search stopped")
+            return None
+        tried += 1
+        ev = evaluator.evaluate(cand, train, phase="search")
+        return _score(ev), ev
+
+    def better(s: tuple[float, float]) -> bool:
+        return s[0] > best_score[0] + MIN_GAIN or (abs(s[0] - best_score[0]) <= MIN_GAIN
+                                                   and s[1] > best_score[1] + MIN_GAIN)
+
+    def accept(cand: Profile, name: str, before: Any, after: Any, ev: Evaluation, s: tuple[float, float],
+               label: str) -> None:
+        nonlocal current, best_score
+        val = evaluator.evaluate(cand, validation, phase="select")
+        steps.append(Step(cand, name, before, after, dict(ev.aggregate), dict(val.aggregate)))
+        log(f"optimize: {baseline.name}: {label}: {name} {_value(before)} → {_value(after)} "
+            f"(train nDCG@10 {best_score[0]:.3f} → {s[0]:.3f})")
+        current, best_score = cand, s
+
+    pair_rounds = 0
+    while True:
+        near: dict[tuple[str, Any], tuple[tuple[float, float], Any]] = {}  # this pass's single changes
+        for n_pass in range(1, max_passes + 1):
+            changed = False
+            near = {}
+            pending = knobs(current)
+            done: set[str] = set()
+            while pending and not guard.exhausted:
+                knob = pending.pop(0)
+                done.add(knob.name)
+                winner: tuple[tuple[float, float], Profile, Any, Evaluation] | None = None
+                for option in knob.candidates():
+                    try:
+                        cand = knob.apply(current, option)
+                    except ConfigError:
+                        continue  # a combination that cannot work (e.g. no text for the reranker)
+                    if cand == current:
+                        continue
+                    got = try_candidate(cand)
+                    if got is None:
+                        break
+                    s, ev = got
+                    near[(knob.name, option)] = (s, knob)
+                    if better(s) and (winner is None or s > winner[0]):
                         winner = (s, cand, option, ev)
-            if winner is not None:
-                s, cand, option, ev = winner
-                val = evaluator.evaluate(cand, validation, phase="select")
-                steps.append(Step(cand, knob.name, knob.current, option, dict(ev.aggregate), dict(val.aggregate)))
-                log(f"optimize: {baseline.name}: pass {n_pass}: {knob.name} {_value(knob.current)} → "
-                    f"{_value(option)} (train nDCG@10 {best_score[0]:.3f} → {s[0]:.3f})")
-                current, best_score, changed = cand, s, True
-                # the knobs again from the changed profile (a boost sets the scoring profile, an
-                # added vector query brings its own knobs), those of this pass not yet turned
-                pending = [k for k in knobs(current) if k.name not in done]
-        if not changed or guard.exhausted:
+                if winner is not None:
+                    s, cand, option, ev = winner
+                    accept(cand, knob.name, knob.current, option, ev, s, f"pass {n_pass}")
+                    changed = True
+                    near = {}
+                    # the knobs again from the changed profile (a boost sets the scoring profile, an
+                    # added vector query brings its own knobs), those of this pass not yet turned
+                    pending = [k for k in knobs(current) if k.name not in done]
+            if not changed or guard.exhausted:
+                break
+        if not pairs or pair_rounds >= MAX_PAIR_ROUNDS or guard.exhausted or len(near) < 2:
+            break
+        pair_rounds += 1
+        if not _pair_step(near, current, try_candidate, better, accept):
             break
     return steps, tried
+
+
+def _pair_step(near: Mapping[tuple[str, Any], tuple[tuple[float, float], Any]], current: Profile,
+               try_candidate: Callable[[Profile], Any], better: Callable[[Any], bool],
+               accept: Callable[..., None]) -> bool:
+    """Combine the PAIR_BEAM best single changes (one per knob) two at a time; take the best pair
+    that beats `current` on train. True when one was taken."""
+    beam: list[tuple[str, Any, Any]] = []
+    seen_knobs: set[str] = set()
+    for (name, option), (_s, knob) in sorted(near.items(), key=lambda kv: (-kv[1][0][0], -kv[1][0][1],
+                                                                            kv[0][0], str(kv[0][1]))):
+        if name in seen_knobs:
+            continue
+        seen_knobs.add(name)
+        beam.append((name, option, knob))
+        if len(beam) == PAIR_BEAM:
+            break
+    winner = None
+    for i, (na, oa, ka) in enumerate(beam):
+        for nb, ob, kb in beam[i + 1:]:
+            try:
+                cand = ka.apply(kb.apply(current, ob), oa)
+            except (ConfigError, IndexError):
+                continue
+            if cand == current:
+                continue
+            got = try_candidate(cand)
+            if got is None:
+                return False
+            s, ev = got
+            if better(s) and (winner is None or s > winner[0]):
+                winner = (s, cand, (na, nb), (ka.current, kb.current), (oa, ob), ev)
+    if winner is None:
+        return False
+    s, cand, names, before, after, ev = winner
+    accept(cand, " + ".join(names), before, after, ev, s, "pair")
+    return True
 
 
 def select(steps: Sequence[Step]) -> int:
@@ -218,5 +296,5 @@ def schema_of(ctx: Any) -> Any:
         raise TargetError(f"optimize could not read the index schema: {exc}") from exc
 
 
-__all__ = ["MAX_PASSES", "PHASES", "BudgetGuard", "Evaluator", "Step", "change_dict", "descend", "schema_of",
+__all__ = ["MAX_PAIR_ROUNDS", "MAX_PASSES", "PAIR_BEAM", "PHASES", "BudgetGuard", "Evaluator", "Step", "change_dict", "descend", "schema_of",
            "select"]

@@ -1,20 +1,31 @@
 """The search space: per profile, the knobs the optimizer may turn and the options of each.
 
-`knobs_for(profile, schema, ...)` lists them over what ragdiag already models: vector `k`,
-`max_text_recall_size`, the weight, field and text of each vector query (and one added vector
-query on another vector field), the keyword and semantic text modes, the semantic configuration,
-the scoring profile, and each pre-rerank filter clause on a non-relevance field (quality,
-recency, source, as the prerank_filters check classifies them) kept, dropped or turned into a
-boost. The security clause is outside the space by construction: no knob touches
-`security_trimming`, a vector query's `filter_override` / `override_security`, the policy's
-`security_field` or a filter clause on a security field, and `guard_security` rejects any
-candidate that differs from its baseline there (every candidate passes through it).
+`knobs_for(profile, schema, ...)` lists them over what ragdiag already models: which existing
+profile of the policy the route uses (`profile`: every other profile of the policy is a
+candidate, so the optimizer starts from everything a consultant would try by hand), the legs
+(`legs`: as they are, keyword only -- every vector query removed --, vector only -- the keyword
+leg off), vector `k`, `max_text_recall_size`, the weight of each vector query from 0 (the
+query removed: Azure accepts only weights > 0, so weight 0 is written as no query) to 4 (a
+keyword leg at a quarter of the vector leg), field and text of each vector query (and one
+added vector query on another vector field), the keyword and semantic text modes, the
+semantic configuration, the scoring profile, and each pre-rerank filter clause on a
+non-relevance field (quality, recency, source, as the prerank_filters check classifies them)
+kept, dropped or turned into a boost.
+
+The security clause is guarded, not the legs: no knob touches `security_trimming`, a vector
+query's `filter_override` / `override_security`, the policy's `security_field` or a filter
+clause on a security field; removing a leg is allowed (a leg that is not sent cannot leak),
+and `guard_security` rejects any candidate that changes the clause of what is still sent:
+every remaining vector query keeps a (filter_override, override_security) pair of the
+baseline's, every security filter clause stays, `security_trimming` is unchanged. Every
+candidate passes through it before it is evaluated; an existing profile whose clause differs
+from the route's is not offered.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +36,12 @@ from ragdiag.policy import KEYWORD_TEXT_MODES, SEMANTIC_TEXT_MODES, VECTOR_TEXT_
 
 K_GRID = (20, 50, 100)
 RECALL_GRID = (None, 250, 500)  # None: the service default (1000)
-WEIGHT_GRID = (0.5, 1.0, 1.5)
+WEIGHT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)  # 0: the vector query removed
 ADDED_VECTOR_WEIGHT = 0.5
 TUNABLE_ROLES = ("quality", "recency", "source")  # scope, access and unknown clauses stay
 KEEP, DROP = "keep", "drop"
+AS_IS, KEYWORD_ONLY, VECTOR_ONLY = "as is", "keyword only", "vector only"
+PROFILE_KNOB, LEGS_KNOB = "profile", "legs"
 
 
 class SecurityClauseError(RagdiagError):
@@ -95,13 +108,90 @@ def boost_profiles(schema: IndexSchema, field_name: str) -> tuple[str, ...]:
                  if any(f.field_name == field_name for f in sp.functions))
 
 
+def _drop_vq(profile: Profile, index: int) -> Profile:
+    """`profile` without vector query `index` (weight 0); refused when nothing would be searched."""
+    vqs = tuple(v for i, v in enumerate(profile.vector_queries) if i != index)
+    return profile.replace(vector_queries=vqs)
+
+
+def _keyword_only(profile: Profile) -> Profile:
+    if profile.keyword_text == "none":
+        return profile.replace(vector_queries=(), keyword_text="verbatim")
+    return profile.replace(vector_queries=())
+
+
+def _vector_only(profile: Profile) -> Profile:
+    vqs = tuple(dataclasses.replace(v, text="verbatim") if v.text == "keyword_text" else v
+                for v in profile.vector_queries)
+    semantic = "verbatim" if profile.semantic_text == "keyword_text" else profile.semantic_text
+    return profile.replace(keyword_text="none", vector_queries=vqs, max_text_recall_size=None,
+                           semantic_text=semantic)
+
+
+def with_legs(profile: Profile, option: Any) -> Profile:
+    """`profile` with both legs as they are, the keyword leg alone or the vector leg alone."""
+    if option == KEYWORD_ONLY:
+        return _keyword_only(profile)
+    if option == VECTOR_ONLY:
+        return _vector_only(profile)
+    return profile
+
+
+def legs_of(profile: Profile) -> str:
+    if not profile.vector_queries:
+        return KEYWORD_ONLY
+    if profile.keyword_text == "none":
+        return VECTOR_ONLY
+    return AS_IS
+
+
+def as_route(profile: Profile, other: Profile) -> Profile:
+    """Existing profile `other` in the place of `profile` (its settings under `profile`'s name)."""
+    return dataclasses.replace(other, name=profile.name, source=profile.source)
+
+
+def security_differs(baseline: Profile, candidate: Profile, secure: Iterable[str]) -> list[str]:
+    """What `candidate` changes in `baseline`'s security clause (empty: nothing)."""
+    secure = frozenset(secure)
+    problems = []
+    if candidate.security_trimming != baseline.security_trimming:
+        problems.append("security_trimming changed")
+    pairs = {(vq.filter_override, vq.override_security) for vq in baseline.vector_queries}
+    default = (None, True)  # a vector query without an override gets the identity clause of the filter
+    for i, vq in enumerate(candidate.vector_queries):
+        pair = (vq.filter_override, vq.override_security)
+        if pair not in pairs and not (pair == default and not pairs):
+            problems.append(f"vector query {i + 1}: filter_override / override_security changed")
+    kept = {c.text for c in _clauses(candidate.filter)}
+    for c in _clauses(baseline.filter):
+        if c.fields & secure and c.text not in kept:
+            problems.append(f"security clause '{c.text}' removed")
+    base_secure = {c.text for c in _clauses(baseline.filter) if c.fields & secure}
+    for c in _clauses(candidate.filter):
+        if c.fields & secure and c.text not in base_secure:
+            problems.append(f"security clause '{c.text}' added or changed")
+    return problems
+
+
 def knobs_for(profile: Profile, schema: IndexSchema, *, security_field: str,
-              role_of: Callable[[odata.Clause], str]) -> list[Knob]:
-    """The knobs of `profile` on `schema`, in the order coordinate descent turns them."""
+              role_of: Callable[[odata.Clause], str],
+              existing: Mapping[str, Profile] | None = None) -> list[Knob]:
+    """The knobs of `profile` on `schema`, in the order coordinate descent turns them: the
+    existing profiles (`existing`, the policy's) and the legs first, as they move the most."""
     knobs: list[Knob] = []
     vector_names = tuple(f.name for f in schema.vector_fields)
     semantic = profile.query_type == "semantic"
     secure = security_fields(schema, security_field)
+    others = {name: p for name, p in (existing or {}).items()
+              if name != profile.name and not security_differs(profile, as_route(profile, p), secure)}
+    if others:
+        by_name = dict(others)
+        knobs.append(Knob(PROFILE_KNOB, profile.name, (profile.name, *sorted(by_name)),
+                          lambda p, v, by_name=by_name: p if v == p.name else as_route(p, by_name[v])))
+    if profile.vector_queries:
+        legs = [AS_IS, KEYWORD_ONLY] + ([VECTOR_ONLY] if profile.keyword_text != "none" else [])
+        current = legs_of(profile)
+        knobs.append(Knob(LEGS_KNOB, current, tuple(dict.fromkeys([current, *legs])), with_legs))
     for clause in _clauses(profile.filter):
         if clause.fields & secure or role_of(clause) not in TUNABLE_ROLES:
             continue
@@ -128,7 +218,7 @@ def knobs_for(profile: Profile, schema: IndexSchema, *, security_field: str,
         if len(profile.vector_queries) > 1 or profile.keyword_text != "none":
             knobs.append(Knob(f"vector query {n}: weight", vq.weight,
                               tuple(dict.fromkeys((vq.weight, *WEIGHT_GRID))),
-                              lambda p, v, i=i: _replace_vq(p, i, weight=v)))
+                              lambda p, v, i=i: _drop_vq(p, i) if v == 0 else _replace_vq(p, i, weight=v)))
     used = {f for vq in profile.vector_queries for f in vq.fields}
     spare = tuple(f for f in vector_names if f not in used)
     if profile.vector_queries and spare:
@@ -160,31 +250,18 @@ def knobs_for(profile: Profile, schema: IndexSchema, *, security_field: str,
 
 
 def guard_security(baseline: Profile, candidate: Profile, *, secure: Iterable[str]) -> None:
-    """Raise SecurityClauseError unless `candidate` keeps the baseline's security clause intact:
-    the same `security_trimming`, each baseline vector query's `filter_override` and
-    `override_security` unchanged (added vector queries carry them unchanged from the first),
-    and every filter clause on a security field still present."""
-    secure = frozenset(secure)
-    problems = []
-    if candidate.security_trimming != baseline.security_trimming:
-        problems.append("security_trimming changed")
-    base_vqs, cand_vqs = baseline.vector_queries, candidate.vector_queries
-    if len(cand_vqs) < len(base_vqs):
-        problems.append("a vector query was removed")
-    for i, vq in enumerate(cand_vqs):
-        ref = base_vqs[i] if i < len(base_vqs) else (base_vqs[0] if base_vqs else None)
-        if ref is not None and (vq.filter_override, vq.override_security) != (
-                ref.filter_override, ref.override_security):
-            problems.append(f"vector query {i + 1}: filter_override / override_security changed")
-    kept = {c.text for c in _clauses(candidate.filter)}
-    for c in _clauses(baseline.filter):
-        if c.fields & secure and c.text not in kept:
-            problems.append(f"security clause '{c.text}' removed")
+    """Raise SecurityClauseError unless `candidate` keeps the baseline's security clause intact
+    (`security_differs`): the same `security_trimming`, every security filter clause still
+    present and none added, every vector query still sent carrying a (filter_override,
+    override_security) pair of the baseline's (an added one: no override, the identity clause
+    of the filter). Removing a leg does not touch the clause and passes."""
+    problems = security_differs(baseline, candidate, secure)
     if problems:
         raise SecurityClauseError(f"profile '{baseline.name}': the optimizer produced a candidate that "
                                   f"touches the security clause ({'; '.join(problems)}); this is a bug "
                                   "in the search space, the candidate was not evaluated")
 
 
-__all__ = ["ADDED_VECTOR_WEIGHT", "DROP", "K_GRID", "KEEP", "RECALL_GRID", "TUNABLE_ROLES", "WEIGHT_GRID",
+__all__ = ["ADDED_VECTOR_WEIGHT", "AS_IS", "DROP", "KEYWORD_ONLY", "LEGS_KNOB", "PROFILE_KNOB", "VECTOR_ONLY",
+           "as_route", "legs_of", "security_differs", "with_legs", "K_GRID", "KEEP", "RECALL_GRID", "TUNABLE_ROLES", "WEIGHT_GRID",
            "Knob", "SecurityClauseError", "boost_profiles", "guard_security", "knobs_for", "security_fields"]

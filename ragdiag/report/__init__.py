@@ -66,6 +66,8 @@ from ragdiag.report.render import client_sentence as client_sentence
 from ragdiag.report.render import figure_png as figure_png
 from ragdiag.report.render import priorities as priorities
 from ragdiag.report.render import render_evidence as render_evidence
+from ragdiag.report.render import render_funnel as render_funnel
+from ragdiag.report.render import unmeasured_findings as unmeasured_findings
 from ragdiag.report.render import verdict as verdict
 from ragdiag.report.secrets import MIN_SECRET_LEN as MIN_SECRET_LEN
 from ragdiag.report.secrets import SECRET_NAME as SECRET_NAME

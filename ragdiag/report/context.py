@@ -65,7 +65,7 @@ def report_context(config: str | Path | None = "", *, client: str = "", system: 
             cfg = load_config(config)
         if wanted:
             result = AuditResult(findings=tuple(f for f in result.findings if f.check_id in wanted),
-                                 meta=result.meta)
+                                 meta=result.meta, loss_funnel=result.loss_funnel, ablation=result.ablation)
         meta_cfg = dict(result.meta.get("config") or {})
         profiles_path = (cfg.profiles if cfg is not None else
                          (Path(meta_cfg["profiles"]) if meta_cfg.get("profiles") else None))

@@ -49,7 +49,7 @@ li.rd-prio { margin: 0 0 0.8em; font-size: 11pt; break-inside: avoid; }
 .rd-prio-from { font-size: 8.5pt; color: #57606a; }
 .rd-about { margin-top: 2.5em; font-size: 8pt; color: #57606a; border-top: 1px solid #d0d7de; padding-top: 0.4em; }
 .rd-title-page { break-after: page; page-break-after: always; }
-.rd-summary { break-after: page; page-break-after: always; }
+.rd-summary { }  /* the details follow on the same page: a summary spilling a few lines left a near-empty page */
 .rd-appendix { break-before: page; page-break-before: always; }
 h2.rd-part { font-size: 17pt; }
 .rd-check { margin-top: 1.4em; }

@@ -45,6 +45,10 @@ def render_optimization(data: dict[str, Any] | None, lang: str = "en") -> str:
                               test_is=split.get("test_is", ""))) + "</p>",
              "<p><b>" + _e(_t("opt_verdict", lang, base=_fmt(base["test"]["ndcg@10"], lang),
                                  prop=_fmt(prop["test"]["ndcg@10"], lang), p=_p(data["p_value"]))) + "</b></p>"]
+    decision = data.get("decision")
+    if decision and decision.get("message"):
+        # the decision's own sentence (figures included): proposed, use an existing profile, or keep
+        parts.append("<p><b>" + _e(decision["message"]) + "</b></p>")
     if comp:
         parts.append("<p>" + _e(_t("opt_compare", lang, name=comp["policy"], value=_fmt(comp["test"]["ndcg@10"], lang),
                                    p=_p(comp.get("p_value")))) + "</p>")
@@ -62,6 +66,16 @@ def render_optimization(data: dict[str, Any] | None, lang: str = "en") -> str:
                 row.append(_fmt(comp["test"].get(m), lang) if split_key == "test" else "–")
             rows.append(row)
     parts.append(_table(head, rows))
+    alt_rows = []
+    for name, m in ((decision or {}).get("test", {}).get("existing") or {}).items():
+        alt_rows.append([f"profile '{name}'", _fmt(m.get("ndcg@10"), lang), _fmt(m.get("recall@50"), lang)])
+    tuned = (data.get("alternatives") or {}).get("tuned_hybrid")
+    if tuned:
+        alt_rows.append(["simple hybrid, tuned weight", _fmt(tuned["test"].get("ndcg@10"), lang),
+                         _fmt(tuned["test"].get("recall@50"), lang)])
+    if alt_rows:
+        alt_rows.insert(0, ["proposed", _fmt(prop["test"].get("ndcg@10"), lang), _fmt(prop["test"].get("recall@50"), lang)])
+        parts.append(_table([_t("col_profile", lang), "nDCG@10 (test)", "recall@50 (test)"], alt_rows))
     changes = data.get("changes") or []
     if not changes:
         parts.append("<p>" + _e(_t("opt_none", lang)) + "</p>")

@@ -58,28 +58,48 @@ def _statuses(result: Any) -> Counter[str]:
     return Counter(f.status for f in result.findings)
 
 
+#: the metric a priority is ranked by first: what the user sees (the pool metrics follow)
+PRIMARY_METRIC = "ndcg@10"
+
+
 def best_effect(finding: Any) -> Any:
-    """The finding's improving effect with the largest delta, significant ones first (or None)."""
+    """The finding's improving effect: significant ones first, then one on nDCG@10 (what the user
+    sees; recall@50 measures the pool), then the largest delta (or None)."""
     improving = [e for e in getattr(finding, "effects", ()) if e.improves]
     if not improving:
         return None
-    return max(improving, key=lambda e: (e.significant, e.delta))
+    return max(improving, key=lambda e: (e.significant, e.metric == PRIMARY_METRIC, e.delta))
 
 
-def _effect_rank(finding: Any) -> float:
+def _effect_rank(finding: Any) -> tuple[bool, float]:
     e = best_effect(finding)
-    return e.delta if e is not None and e.significant else -1.0
+    return (e.metric == PRIMARY_METRIC, e.delta) if e is not None and e.significant else (False, -1.0)
+
+
+def _priority_of(finding: Any) -> str:
+    p = getattr(finding, "priority", "") or ""
+    derive = getattr(finding, "derived_priority", None)
+    return p or (derive() if callable(derive) else "unmeasured")
 
 
 def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = "en",
                limit: int = 3) -> list[Priority]:
-    """The front page's priorities: failing, then warning findings, each ranked by its best
-    significant improving effect (delta of the metric), then by check order."""
+    """The front page's priorities: security faults first (`Finding.priority` ``security``: a
+    leak, a fail-open or unescaped security filter), then findings with a significant improving
+    effect, ranked by its size (on nDCG@10 before the pool metrics), then by severity and check
+    order. A
+    finding whose fix no metric measured as a significant gain (``unmeasured``) is never a
+    priority: `unmeasured_findings` lists those."""
     specs = specs or {}
     cat = _catalogue(specs)
     numbered = list(enumerate(result.findings, start=1))
-    cands = [(n, f) for n, f in numbered if f.status in ("fail", "warn")]
-    cands.sort(key=lambda nf: (-SEVERITY[nf[1].status], -_effect_rank(nf[1]), nf[0]))
+    cands = [(n, f) for n, f in numbered if f.status in ("fail", "warn")
+             and _priority_of(f) in ("security", "measured")]
+    def rank(nf: tuple[int, Any]) -> tuple[Any, ...]:
+        primary, delta = _effect_rank(nf[1])
+        return (_priority_of(nf[1]) != "security", not primary, -delta, -SEVERITY[nf[1].status], nf[0])
+
+    cands.sort(key=rank)
     out = []
     for n, f in cands[:limit]:
         spec = specs.get(f.check_id)
@@ -91,6 +111,11 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
             action = _client_text(f, spec, lang, cat, "client_action") or _first_part(f, lang, cat)
         out.append(Priority(n, f, action, e, _check_title(f, spec, lang)))
     return out
+
+
+def unmeasured_findings(result: Any) -> list[Any]:
+    """Failing and warning findings that are not priorities: no significant measured gain."""
+    return [f for f in result.findings if f.status in ("fail", "warn") and _priority_of(f) == "unmeasured"]
 
 
 def _catalogue(specs: Mapping[str, Any]) -> Any:
@@ -129,6 +154,13 @@ def _effect_line(e: Any, lang: str) -> str:
     return _t("priority_effect", lang, scope=e.scope or "–", metric=metric_label(e.metric, lang),
               before=fmt_number(e.before, lang, decimals=3), after=fmt_number(e.after, lang, decimals=3),
               delta=fmt_number(e.delta, lang, signed=True, decimals=3), p=fmt_p(e.p, lang))
+
+
+def _not_significant(finding: Any, lang: str) -> str:
+    """" (measured, not significant: nDCG@10 +0.020, p = 0.4)" for a finding whose fix was
+    measured without a significant gain; "" when nothing was measured."""
+    e = best_effect(finding) or next(iter(getattr(finding, "effects", ())), None)
+    return f" ({_t('not_significant', lang, effect=_effect_short(e, lang))})" if e is not None else ""
 
 
 def _effect_short(e: Any, lang: str) -> str:
@@ -194,13 +226,18 @@ def render_title(result: Any, lang: str = "en", *, client: str = "", system: str
                  f'{_e(verdict(result, lang))}</div>')
     prios = priorities(result, specs, lang)
     parts.append(f'<h2 class="rd-prio-head">{_e(_t("priorities", lang))}</h2>')
-    if not prios:
-        parts.append(f"<p>{_e(_t('priorities_none', lang))}</p>")
+    rest = unmeasured_findings(result)
+    if not prios:  # "nothing needs fixing" only where nothing failed or warned
+        parts.append(f"<p>{_e(_t('priorities_none_measured' if rest else 'priorities_none', lang))}</p>")
     else:
         cat = _catalogue(specs)
         items = []
         for p in prios:
-            measured = (_effect_line(p.effect, lang) if p.effect is not None
+            # the measured effect, significant or not; "unmeasured" only where nothing was measured
+            shown = p.effect or best_effect(p.finding) or next(iter(getattr(p.finding, "effects", ())), None)
+            measured = (_effect_line(shown, lang) if shown is not None
+                        else _t("priority_security", lang, finding=_first_part(p.finding, lang, cat))
+                        if _priority_of(p.finding) == "security"
                         else _t("priority_unmeasured", lang, finding=_first_part(p.finding, lang, cat)))
             items.append(f'<li class="rd-prio">{_status_badge(p.finding.status, lang)} <b>{_e(p.action)}</b>'
                          f'<br><span class="rd-prio-effect">{_e(measured)}</span>'
@@ -208,6 +245,9 @@ def render_title(result: Any, lang: str = "en", *, client: str = "", system: str
                          f'{_e(_t("priority_from", lang, n=p.number, title=p.title))}</a></span></li>')
         parts.append(f'<ol class="rd-prios">{"".join(items)}</ol>')
         parts.append(f'<p class="rd-note">{_e(_t("priorities_rule", lang))}</p>')
+    if rest:  # a measured effect that is not significant is shown as such, never as "unmeasured"
+        names = ", ".join(_check_title(f, specs.get(f.check_id), lang) + _not_significant(f, lang) for f in rest)
+        parts.append(f'<p class="rd-note">{_e(_t("priorities_unmeasured", lang, items=names))}</p>')
     parts.append(f'<p class="rd-about">{_e(_t("about_line", lang, audit=name or cfg.get("name") or "–", client=heading or "–", version=meta.get("ragdiag_version") or __version__, generated=_date(generated or _now_iso())))}'
                  + (f" · {_e(_t('findings_source', lang))}: {_e(_t('source_json', lang, path=Path(source).name))}"
                     if source else "") + "</p>")
@@ -228,7 +268,15 @@ def client_sentence(finding: Any, spec: Any, lang: str, cat: Any = None) -> str:
     if finding.status == "error":
         return _t("client_error", lang)
     cat = cat if cat is not None else _catalogue({finding.check_id: spec} if spec is not None else {})
-    return _client_text(finding, spec, lang, cat, f"client_{finding.status}") or finding.headline
+    if spec is None:
+        return finding.headline
+    # a fixed sentence only where the finding holds what it asserts (ragdiag.report.evidence);
+    # without one, the finding's own headline, computed from what was measured
+    from ragdiag.report.evidence import client_sentence_id
+
+    name = client_sentence_id(finding, list(getattr(spec, "messages", {}) or {}),
+                              getattr(spec, "evidence", {}) or {}, finding.status)
+    return (_client_text(finding, spec, lang, cat, name) if name else "") or finding.headline
 
 
 def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> str:
@@ -259,8 +307,64 @@ def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | Non
         '<col style="width:46%"/><col style="width:20%"/></colgroup>'
         f'<thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(rows)}</tbody></table>'
+        f"{render_funnel(result, lang)}"
         "</section>"
     )
+
+
+def render_funnel(result: Any, lang: str = "en") -> str:
+    """Page 2's funnel: per route, the share of its expected sources each stage lost and the
+    share that reached the top, and the profile element whose ablation cost most (with its
+    measured delta and Holm-adjusted p). Empty when the audit measured no funnel."""
+    funnel = getattr(result, "loss_funnel", None)
+    if not funnel:
+        return ""
+    if funnel.get("status") != "measured":
+        return f'<p class="rd-note">{_e(_t("funnel_skipped", lang, reason=funnel.get("reason") or "–"))}</p>'
+    from ragdiag.engine.funnel import STAGE_IDS
+
+    routes = funnel.get("routes") or []
+    lost = [s for s in STAGE_IDS if s != "top" and any(r["stage"] == s for route in routes for r in route["stages"])]
+    costs = _element_costs(getattr(result, "ablation", None) or {})
+    head = ("<th>" + _e(_t("funnel_route", lang)) + "</th>"
+            + "".join(f"<th>{_e(_t(f'stage_{s}', lang))}</th>" for s in lost)
+            + f"<th>{_e(_t('funnel_reached', lang))}</th><th>{_e(_t('funnel_costs', lang))}</th>")
+    body = []
+    for route in routes:
+        share = {s: sum(r["share"] or 0 for r in route["stages"] if r["stage"] == s) for s in (*lost, "top")}
+        cost = costs.get(route["route"])
+        cells = "".join(f'<td class="rd-num">{_e(fmt_number(share[s], lang, share=True))}</td>' for s in lost)
+        body.append(f"<tr><td>{_e(route['route'])} ({route['sources']})</td>{cells}"
+                    f'<td class="rd-num">{_e(fmt_number(share["top"], lang, share=True))}</td>'
+                    f"<td>{_e(cost or _t('funnel_none', lang))}</td></tr>")
+    method = _t(f"funnel_method_{funnel.get('method')}", lang) if funnel.get("method") else "–"
+    intro = _t("funnel_intro", lang, sources=funnel.get("sources_total", 0), cases=funnel.get("cases", 0),
+               method=method)
+    return (f'<h3 class="rd-funnel-head">{_e(_t("funnel_title", lang))}</h3><p class="rd-note">{_e(intro)}</p>'
+            f'<table class="rd-table rd-funnel"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def _element_costs(ablation: Mapping[str, Any]) -> dict[str, str]:
+    """Per route: the element whose ablation measured the largest significant cost (verdict
+    ``hurts``), as ``profile: element (metric +delta, Holm p)``; routes without one get none."""
+    best: dict[str, tuple[Any, ...]] = {}
+    alpha = float(ablation.get("alpha") or 0.05)
+    for e in ablation.get("elements") or ():
+        if e.get("verdict") != "hurts":  # only a measured (Holm-significant) cost is named
+            continue
+        for m, v in (e.get("metrics") or {}).items():
+            d, p = v.get("delta"), v.get("p_holm")
+            if d is None or d <= 0 or p is None or not p < alpha:
+                continue
+            key = (True, d)
+            for route in e.get("routes") or ():
+                if route not in best or key > best[route][0]:
+                    best[route] = (key, e, m, d, p)
+    out = {}
+    for route, (_k, e, m, d, p) in best.items():
+        p_text = "–" if p is None else f"p = {p:.2g}"
+        out[route] = f"{e['profile']}: {e['element']} ({m} +{d:.3f}, Holm {p_text})"
+    return out
 
 
 # ---------------------------------------------------------------------------

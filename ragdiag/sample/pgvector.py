@@ -19,7 +19,9 @@ from typing import Any
 __all__ = ["open_sample_database", "load_corpus", "SAMPLE_TABLE"]
 
 SAMPLE_TABLE = "chunk_view"
-LOAD_VERSION = "1"
+# 2: the embeddings as the embedder makes them (unit vectors on the grid of
+#    ragdiag.encoders.numerics), written exactly: pgvector's float sums of them are exact
+LOAD_VERSION = "2"
 
 _DDL = """
 DROP VIEW IF EXISTS chunk_view;
@@ -79,8 +81,9 @@ def load_corpus(uri: str, *, embedder: Any = None, progress: bool = False,
             embedder = sample_embedder()
         if log:
             log(f"loading the sample corpus ({len(recs)} records) into the embedded PostgreSQL")
-        vecs = np.asarray(embedder.embed([r["content"] for r in recs], progress=progress), dtype=np.float32)
-        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        from ragdiag.encoders.numerics import to_grid
+
+        vecs = to_grid(np.asarray(embedder.embed([r["content"] for r in recs], progress=progress)))
         with conn.transaction():
             for stmt in _DDL.format(dims=vecs.shape[1]).split(";"):
                 if stmt.strip():
@@ -98,7 +101,7 @@ def load_corpus(uri: str, *, embedder: Any = None, progress: bool = False,
                     "INSERT INTO chunks (id, document_id, level, section_title, content, embedding) "
                     "VALUES (%s, %s, %s, %s, %s, %s::vector)",
                     [(r["key"], r["doc_id"], r.get("level"), r.get("section_title"), r["content"],
-                      "[" + ",".join(f"{x:.7g}" for x in v) + "]") for r, v in zip(recs, vecs, strict=True)])
+                      "[" + ",".join(repr(float(x)) for x in v) + "]") for r, v in zip(recs, vecs, strict=True)])
             conn.execute("INSERT INTO ragdiag_sample VALUES (%s)", (digest,))
     return len(recs)
 

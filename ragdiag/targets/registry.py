@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ragdiag.errors import ConfigError
-from ragdiag.inputs.limits import excerpt, path_problem, short_path
+from ragdiag.inputs.limits import excerpt, path_problem, short_path, special_file
 
 __all__ = ["ENTRY_POINT_GROUP", "TargetKind", "OptionReader", "register_kind", "get_kind", "kinds"]
 
@@ -95,6 +95,9 @@ class OptionReader:
         if must_exist and not exists:
             raise self.error(f"'{key}' points to {short_path(p)}, which does not exist; fix the "
                              f"path (relative to {self.base}) or remove the key", key)
+        special = special_file(p)
+        if special:  # a FIFO would block the audit, a device never ends
+            raise self.error(f"'{key}' = {excerpt(v)} is {special} ({short_path(p)}); give a regular file", key)
         return p
 
     def mapping_of_lists(self, key: str) -> dict[str, tuple[str, ...]]:

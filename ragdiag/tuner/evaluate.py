@@ -17,7 +17,7 @@ from typing import Any
 
 from ragdiag import odata
 from ragdiag.errors import RagdiagError
-from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare
+from ragdiag.metrics import MRR, NDCG_10, RECALL_10, RECALL_50, Comparison, compare, holm
 from ragdiag.model import RERANK_WINDOW, Trace
 from ragdiag.policy import Policy, Profile
 from ragdiag.tuner.state import filter_clauses, profile_changes
@@ -28,21 +28,6 @@ SCORE_OK = 2.0  # reranker score of a "somewhat relevant" top-1 (0..4 scale)
 ALPHA = 0.05
 #: the multiple-comparison correction of the significance markers: Holm across the metrics shown
 CORRECTION = "Holm"
-
-
-def holm(pvalues: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Holm-Bonferroni adjusted p-values of a family of tests (None / NaN stay None).
-
-    Sorted ascending, the i-th of m p-values (0-based) becomes ``min(1, (m - i) * p)``, kept
-    monotone; "adjusted p < alpha" then controls the family-wise error rate at alpha.
-    """
-    valid = sorted((float(p), k) for k, p in pvalues.items() if p is not None and not math.isnan(float(p)))
-    out: dict[str, float | None] = dict.fromkeys(pvalues)
-    running, m = 0.0, len(valid)
-    for i, (p, k) in enumerate(valid):
-        running = max(running, min(1.0, (m - i) * p))
-        out[k] = running
-    return out
 
 
 # ---- which questions ---------------------------------------------------------------
@@ -224,7 +209,7 @@ class DrillRow:
     pool_rank: int | None
     in_window: bool | None  # None: the request was not reranked
     final_rank: int | None
-    lost_at: str  # "" when it reached the top; else filter / keyword+vector recall / ...
+    lost_at: str  # "" when it reached the top; else the loss funnel's stage (filter, retrieval, window, ...)
     excluded_by: tuple[str, ...] = ()  # filter clauses the document fails
     in_index: bool | None = None
 
@@ -270,14 +255,20 @@ def drilldown(trace: Trace, qrels: Mapping[str, int], *, top: int | None = None,
               target: Any = None) -> list[DrillRow]:
     """One row per relevant document (grade >= 1) of a question: rank in the keyword leg, in
     each vector leg, in the fused pool after filters, inside the rerank window or not, the
-    final rank, and where it was lost before the first `top` results (default: the request's
-    top). With `target`, documents absent everywhere are checked against each filter clause.
+    final rank, and the loss funnel's stage that lost it before the first `top` results
+    (default: the request's top; `ragdiag.engine.funnel.classify`, the audit's own
+    classification, so the tuner's "lost at" and the findings' ``loss_funnel`` say the same).
+    With `target`, documents absent everywhere are checked against each filter clause.
     """
+    from ragdiag.engine.funnel import Admission, classify, view_of_trace
+
     req = trace.request
     top = top if top is not None else req.top
     final = {k: i for i, k in enumerate(trace.keys, 1)}
     window = set(trace.rerank_window)
     clause_texts = [c.text for c in filter_clauses(req.filter)]
+    access = _access_clauses(target, req.filter)
+    view = view_of_trace(trace)
     rows = []
     for key, grade in sorted(qrels.items(), key=lambda kv: (-kv[1], kv[0])):
         if grade < 1:
@@ -289,33 +280,25 @@ def drilldown(trace: Trace, qrels: Mapping[str, int], *, top: int | None = None,
         fr = final.get(key)
         in_legs = kw is not None or any(r is not None for _, r in vec)
         exists, excluded = None, ()
-        if fr is None or fr > top:
-            if not in_legs:
-                exists, excluded = _document_check(target, key, clause_texts)
-            lost = _lost_at(trace, exists, excluded, in_legs, pool)
-        else:
-            lost = ""
+        if (fr is None or fr > top) and not in_legs:
+            exists, excluded = _document_check(target, key, clause_texts)
+        admission = Admission(exists=exists, admitted=not excluded,
+                              failing=tuple((t, t in access) for t in excluded))
+        stage = classify(view, key, admission, top=top)[0]
         rows.append(DrillRow(key=key, grade=int(grade), keyword_rank=kw, vector_ranks=vec,
-                             pool_rank=pool, in_window=in_window, final_rank=fr, lost_at=lost,
+                             pool_rank=pool, in_window=in_window, final_rank=fr,
+                             lost_at="" if stage == "top" else stage,
                              excluded_by=excluded, in_index=exists))
     return rows
 
 
-def _lost_at(trace: Trace, exists: bool | None, excluded: Sequence[str], in_legs: bool,
-             pool: int | None) -> str:
-    if exists is False:
-        return "not in index"
-    if excluded:
-        return "filter"
-    if not in_legs:
-        if trace.text is None and not trace.vectors:
-            return "not in pool"  # a target without stage lists (e.g. live): no finer answer
-        return "keyword+vector recall"
-    if trace.pool is not None and pool is None:
-        return "fusion cut"
-    if trace.reranked:
-        return "rerank window" if key_outside(pool) else "reranking"
-    return "fusion cut"
+def _access_clauses(target: Any, flt: str | None) -> set[str]:
+    """The clauses of `flt` on the target's security fields (the identity's rights, not a filter)."""
+    try:
+        secure = {f.name for f in target.schema().security_fields} if target is not None else set()
+    except (RagdiagError, AttributeError):
+        secure = set()
+    return {c.text for c in filter_clauses(flt) if c.fields & secure}
 
 
 def key_outside(pool_rank: int | None) -> bool:

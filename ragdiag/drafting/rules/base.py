@@ -21,12 +21,16 @@ from ragdiag.drafting.thesaurus import AssociationThesaurus
 
 __all__ = ["RuleContext", "context_of", "clean_markup"]
 
-_MARKUP = re.compile(r"[*_`#]+")
+_MARKUP = re.compile(r"[*`#]+|(?<![^\W_])_+|_+(?![^\W_])|'{2,}|^=+\s*|\s*=+$", re.M)
+_JOINER = re.compile(r"(?<=[^\W_])_+(?=[^\W_])")  # Nikola_Tesla: a word separator, not emphasis
 
 
 def clean_markup(text: str) -> str:
-    """Text without Markdown emphasis and heading marks (line breaks kept)."""
-    return "\n".join(" ".join(line.split()) for line in _MARKUP.sub("", text).splitlines()).strip()
+    """Text without Markdown emphasis and heading marks and MediaWiki emphasis ('') and heading
+    (== x ==) marks, line breaks kept; an underscore between two letters is a space (a title
+    like Nikola_Tesla must not become NikolaTesla)."""
+    text = _MARKUP.sub("", _JOINER.sub(" ", text))
+    return "\n".join(" ".join(line.split()) for line in text.splitlines()).strip()
 
 
 #: a rule reads at most this many passages (in its seeded order): drafting a large corpus

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 from ragdiag.drafting.case import Candidate
 from ragdiag.drafting.rules.base import RuleContext, clean_markup, context_of
-from ragdiag.drafting.text import content_words
+from ragdiag.drafting.text import OVERLAP_CAP, content_words, lexical_overlap, searchable_text
+
+MAX_SOURCES = 20  # passages of one document listed as sources of its overview question
 
 __all__ = ["draft", "TOPIC_WORDS", "REPLACE_SHARE"]
 
@@ -41,17 +43,24 @@ def draft(ctx: RuleContext) -> Iterator[Candidate]:
             continue
         lang = drawn.language if drawn.language in _TEMPLATES else "en"
         context = context_of(drawn)
+        cited = [r for r in records if r.citable and r is not drawn]
+        passages = (drawn, *cited[:MAX_SOURCES - 1])
+        whole_text = " ".join(searchable_text(r) for r in passages)
+        q = None
         if context:
             q = ctx.paraphraser.fill(_TEMPLATES[lang], lang, ctx=context)
             evidence = clean_markup(drawn.title + (f" — {drawn.summary}" if drawn.summary else ""))
-        else:  # no title: the record's topic words, partly replaced by associated ones
-            words = content_words(drawn.text)
-            tf = Counter(w for w in words if len(w) > 3 and ctx._df.get(w, 0) >= 2)
-            lead = set(words[:LEAD])
+            if (lexical_overlap(q, whole_text, lang) or 0.0) > OVERLAP_CAP:
+                q = None  # the title copied: ask by the document's subject instead
+        if q is None:  # no title, or a copied one: topic words, partly replaced by associated ones
+            words = content_words(" ".join(r.text for r in passages))
+            title_words = set(content_words(drawn.title))
+            tf = Counter(w for w in words if len(w) > 3 and ctx._df.get(w, 0) >= 2 and w not in title_words)
+            lead = set(content_words(drawn.text)[:LEAD])
             best = sorted(tf, key=lambda w: (-tf[w] * ctx.idf(w) * (2 if w in lead else 1), w))[:TOPIC_WORDS]
             if len(best) < 3:
                 continue
-            own = set(content_words(drawn.text))
+            own = set(words) | title_words
             topic = []
             for w in best:
                 alt = ctx.thesaurus.related(w, own | set(topic), lang) if ctx.rng.random() < REPLACE_SHARE else None
@@ -59,5 +68,4 @@ def draft(ctx: RuleContext) -> Iterator[Candidate]:
             ctx.rng.shuffle(topic)
             q = ctx.paraphraser.fill(_TOPIC[lang], lang, ctx=" ".join(topic))
             evidence = clean_markup(drawn.text)[:200]
-        passages = (drawn,) + ((first,) if whole is not None and first is not None and first is not whole else ())
         yield Candidate(rule="overview", question=q, passages=passages, evidence=evidence, language=lang)

@@ -9,6 +9,10 @@
   score of the text leg, the cosine per vector field and the document boost.
 - `build_trace` turns the normalised results and the answer's page-level keys (count,
   semantic partial response) into the `Trace`, the same for both paths.
+- `raw_results`, `typed_results`, `answer_values`, `answer_count` check the shape of an
+  HTTP 200 answer while normalising it: a body that is not an object, a ``value`` that is not
+  a list of objects, a score that is not a number (``"@search.score": "high"``) raise
+  `MalformedAnswerError`, a failed request, never a value a check computes with.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragdiag.errors import TargetError
+from ragdiag.errors import MalformedAnswerError, TargetError
 from ragdiag.model import Hit, SearchRequest, Trace
 
 
@@ -194,3 +198,90 @@ def build_trace(req: SearchRequest, key: str, results: Sequence[NormalisedResult
     return Trace(request=req, hits=tuple(hits), reranked=bool(semantic and window and partial is None),
                  rerank_window=window, count=int(count) if count is not None else None,
                  partial_reason=partial, timings_ms={"total": elapsed_ms}, target=target)
+
+
+# ---- the shape of an answer ----------------------------------------------------------------
+def _malformed(what: str, found: Any) -> MalformedAnswerError:
+    from ragdiag.inputs.limits import excerpt
+
+    return MalformedAnswerError(f"the search service answered HTTP 200 with a malformed body: {what}, "
+                                f"found {excerpt(found, 80)}; is a proxy or another service answering "
+                                "at this endpoint?")
+
+
+def _number(item: Mapping[str, Any], key: str) -> None:
+    v = item.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int | float)):
+        raise _malformed(f"'{key}' must be a number", v)
+
+
+def answer_values(body: Any) -> list[dict[str, Any]]:
+    """The ``value`` list of a search answer, each item an object (`MalformedAnswerError` if not)."""
+    if not isinstance(body, Mapping):
+        raise _malformed("the answer must be a JSON object", body)
+    values = body.get("value")
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise _malformed("'value' must be a list of results", values)
+    for v in values:
+        if not isinstance(v, dict):
+            raise _malformed("each result in 'value' must be an object", v)
+    return values
+
+
+def answer_count(body: Any) -> int | None:
+    """``@odata.count`` of an answer (None when absent), a non-negative integer."""
+    if not isinstance(body, Mapping):
+        raise _malformed("the answer must be a JSON object", body)
+    n = body.get("@odata.count")
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise _malformed("'@odata.count' must be a non-negative integer", n)
+    return n
+
+
+def _checked(item: Mapping[str, Any]) -> None:
+    for key in ("@search.score", "@search.rerankerScore", "@search.rerankerBoostedScore",
+                "@search.reranker_score", "@search.reranker_boosted_score"):
+        _number(item, key)
+    caps = item.get("@search.captions")
+    if caps is not None and not isinstance(caps, list | tuple):
+        raise _malformed("'@search.captions' must be a list", caps)
+
+
+def _debug_checked(n: NormalisedResult) -> NormalisedResult:
+    if n.debug:
+        try:
+            parse_debug_subscores(n.debug)
+        except (TypeError, ValueError, AttributeError):
+            raise _malformed("'@search.documentDebugInfo' must hold numeric subscores", n.debug) from None
+    return n
+
+
+def raw_results(body: Any) -> tuple[dict[str, Any], list[NormalisedResult]]:
+    """(body, normalised results) of a raw REST answer, its shape checked."""
+    values = answer_values(body)
+    answer_count(body)
+    out = []
+    for v in values:
+        _checked(v)
+        out.append(_debug_checked(normalise_raw(v)))
+    return body, out
+
+
+def typed_results(items: Sequence[Any], body: Any) -> tuple[dict[str, Any], list[NormalisedResult]]:
+    """(body, normalised results) of the SDK path: its result dicts and the raw body."""
+    raw_values = answer_values(body)
+    answer_count(body)
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise _malformed("each result must be an object", item)
+        raw = raw_values[i] if i < len(raw_values) else None
+        _checked(item)
+        if raw is not None:
+            _checked(raw)
+        out.append(_debug_checked(normalise_result(item, raw)))
+    return body, out

@@ -3,8 +3,8 @@
 `classify` turns an exception of one HTTP attempt into either `Retryable` (timeouts,
 dropped connections, malformed 2xx bodies, HTTP 408/429/5xx; 429 and 503 count as
 throttling and carry the service's `Retry-After` / `retry-after-ms`) or a `TargetError`
-with a message that names the cause (rejected credentials, not found, a rejected
-request). `backoff_delay` is the wait before the next attempt: the service's
+with a message that names the cause (rejected credentials, `AuthRejectedError`, which
+the runner's circuit breaker counts; not found; a rejected request). `backoff_delay` is the wait before the next attempt: the service's
 retry-after when it gave one, else exponential backoff with jitter.
 """
 
@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Mapping
 
-from ragdiag.errors import TargetError
+from ragdiag.errors import AuthRejectedError, TargetError
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 THROTTLE_STATUS = frozenset({429, 503})
@@ -112,9 +112,9 @@ def classify(exc: BaseException, what: str, *, endpoint: str, credentials_hint: 
                   | MalformedResponse):  # DecodeError is an HttpResponseError (HTTP 200)
         return Retryable(f"malformed response ({type(exc).__name__})")
     if isinstance(exc, HttpResponseError) and status is not None:
-        if status in (401, 403):
-            return TargetError(f"the search service rejected the credentials (HTTP {status}): "
-                               f"{credentials_hint}")
+        if status in (401, 403):  # counted by the runner's circuit breaker (kind "auth")
+            return AuthRejectedError(f"the search service rejected the credentials (HTTP {status}): "
+                                     f"{credentials_hint}")
         if status in RETRY_STATUS:
             headers = getattr(getattr(exc, "response", None), "headers", None)
             return Retryable(f"HTTP {status}", retry_after(headers) if status in
@@ -125,8 +125,8 @@ def classify(exc: BaseException, what: str, *, endpoint: str, credentials_hint: 
         return TargetError(f"the search service rejected the {what} (HTTP {status}): "
                            f"{service_message(exc)}")
     if isinstance(exc, ClientAuthenticationError):
-        return TargetError(f"could not authenticate to the search service: "
-                           f"{type(exc).__name__}: {service_message(exc)}; {credentials_hint}")
+        return AuthRejectedError(f"could not authenticate to the search service: "
+                                 f"{type(exc).__name__}: {service_message(exc)}; {credentials_hint}")
     if isinstance(exc, ServiceResponseError):
         return Retryable(f"connection dropped ({type(exc).__name__})", unreachable=True)
     if isinstance(exc, ServiceRequestError):

@@ -24,12 +24,26 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ragdiag.errors import ConfigError, MissingDependencyError, TargetError, TargetUnavailableError
+from ragdiag.errors import (
+    AuthRejectedError,
+    ConfigError,
+    MissingDependencyError,
+    TargetError,
+    TargetUnavailableError,
+)
 from ragdiag.model import SearchRequest, Trace
 from ragdiag.model.schema import IndexSchema
 from ragdiag.targets.azure import rawjson, typed
 from ragdiag.targets.azure.bodypatch import body_patch_policy
-from ragdiag.targets.azure.results import build_trace, normalise_raw, normalise_result, plain
+from ragdiag.targets.azure.results import (
+    answer_count,
+    answer_values,
+    build_trace,
+    normalise_raw,
+    plain,
+    raw_results,
+    typed_results,
+)
 from ragdiag.targets.azure.retry import Retryable, backoff_delay, classify
 from ragdiag.targets.azure.runtime import AsyncTokenAdapter, Runtime, needs_env_settings
 from ragdiag.targets.azure.sdk import SUPPORTED_SDK, default_api_version, sdk_version
@@ -254,8 +268,13 @@ class AzureTarget:
                               f"{self.endpoint} (raise the budget to continue)")
         self.stats["requests"] += 1
 
-    async def _call(self, op: Callable[[], Awaitable[Any]], what: str) -> Any:
-        """Run one HTTP operation with budget, concurrency bound, timeout and retries."""
+    async def _call(self, op: Callable[[], Awaitable[Any]], what: str,
+                    shape: Callable[[Any], Any] | None = None) -> Any:
+        """Run one HTTP operation with budget, concurrency bound, timeout and retries.
+
+        `shape` turns the answer into what the caller needs and raises `MalformedAnswerError`
+        when it has the wrong shape: such an answer is a failed request (counted by the retry
+        gate's breaker), not a success of the service."""
         if self._rt.sem is None:
             self._rt.sem = asyncio.Semaphore(self.concurrency)
         sem = self._rt.sem
@@ -273,6 +292,8 @@ class AzureTarget:
                         result = await asyncio.wait_for(op(), self.timeout_s)
                     except TimeoutError as exc:
                         raise Retryable(f"no answer within {self.timeout_s:g} s", unreachable=True) from exc
+                if shape is not None:
+                    result = shape(result)
                 if gate is not None:
                     gate.success()
                 return result
@@ -284,6 +305,9 @@ class AzureTarget:
                 if gate is not None:
                     if isinstance(err, Retryable) and err.unreachable:
                         gate.failure(f"{what}: {err.reason}")
+                    elif isinstance(err, AuthRejectedError):
+                        gate.failure(f"{what}: {err}", "auth")  # a revoked key refuses every request
+                        err.counted = True
                     elif getattr(exc, "status_code", None) is not None and isinstance(err, TargetError):
                         gate.success()  # the service answered; the request was at fault
                 if isinstance(err, TargetError):
@@ -374,18 +398,14 @@ class AzureTarget:
             data = rawjson.encode(rawjson.build_body(req, key, preview=self.preview_api,
                                                      unsent=self._unsent))
             t0 = time.perf_counter()
-            body = await self._call(lambda: self._send_raw(data), "search")
+            body, results = await self._call(lambda: self._send_raw(data), "search", shape=raw_results)
             elapsed = (time.perf_counter() - t0) * 1000
-            results = [normalise_raw(v) for v in body.get("value") or () if isinstance(v, dict)]
         else:
             kwargs, patch = self._build_kwargs(req, key)
             t0 = time.perf_counter()
-            items, body = await self._call(lambda: self._raw_search(kwargs, patch), "search")
+            body, results = await self._call(lambda: self._raw_search(kwargs, patch), "search",
+                                             shape=lambda answer: typed_results(*answer))
             elapsed = (time.perf_counter() - t0) * 1000
-            raw_values = body.get("value") or []
-            results = [normalise_result(item, raw_values[i] if i < len(raw_values)
-                                        and isinstance(raw_values[i], Mapping) else None)
-                       for i, item in enumerate(items)]
         return build_trace(req, key, results, body, elapsed_ms=elapsed, target=self.name)
 
     @property
@@ -484,12 +504,11 @@ class AzureTarget:
     def count(self, filter: str | None = None) -> int:
         """Number of documents matching `filter` (search=*, count, top=0)."""
         async def go() -> int:
-            body = await self._call(lambda: self._plain_search(count=True, top=0, filter=filter),
-                                    "count")
-            n = body.get("@odata.count")
+            n = await self._call(lambda: self._plain_search(count=True, top=0, filter=filter), "count",
+                                 shape=answer_count)
             if n is None:
                 raise TargetError("the service returned no @odata.count for a count request")
-            return int(n)
+            return n
 
         return self._run(go())
 
@@ -529,9 +548,8 @@ class AzureTarget:
                                       "orderby": [f"{key.name} asc"] if sortable else None}
 
             async def page(params: dict[str, Any] = params) -> list[dict[str, Any]]:
-                body = await self._call(lambda: self._plain_search(**params), "document listing")
-                return [normalise_raw(v).fields for v in body.get("value") or []
-                        if isinstance(v, dict)]
+                return await self._call(lambda: self._plain_search(**params), "document listing",
+                                        shape=lambda body: [normalise_raw(v).fields for v in answer_values(body)])
 
             docs = self._run(page())
             for d in docs:

@@ -166,10 +166,19 @@ async def search(client: Any, kwargs: Mapping[str, Any], patch: Mapping[str, Any
     if inspect.isawaitable(res):
         res = await res
     items: list[Mapping[str, Any]] = []
-    async for page in res.by_page():
-        async for item in page:
-            items.append(item)
-        break  # one page: ragdiag never follows server-side paging implicitly
+    try:
+        async for page in res.by_page():
+            async for item in page:
+                items.append(item)
+            break  # one page: ragdiag never follows server-side paging implicitly
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        if captured.get("status") not in (200, 206):
+            raise
+        # the SDK could not deserialise a 200 answer of the wrong shape: a failed request
+        from ragdiag.errors import MalformedAnswerError
+
+        raise MalformedAnswerError(f"the search service answered HTTP 200 with a malformed body the SDK cannot "
+                                   f"read ({type(exc).__name__}: {str(exc)[:160]})") from None
     body = captured.get("body")
     if not isinstance(body, dict):
         raise MalformedResponse("the search response body could not be read as JSON")

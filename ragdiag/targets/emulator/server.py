@@ -7,6 +7,7 @@ Speaks the subset ragdiag uses, in both URL forms (the documented
 - `GET /indexes/NAME/docs/$count` (plain number), `GET /indexes/NAME/docs/KEY`
   (`/indexes('NAME')/docs('KEY')`), `GET /indexes/NAME/stats`
 - `POST /indexes/NAME/docs/search` and `/indexes('NAME')/docs/search.post.search`
+- `GET /indexes/NAME/docs?search=...&$top=...` (search by query parameters)
 - `GET /servicestats`; `GET /ragdiag/stats` (counters, no auth)
 
 Everything that would write (documents, indexes, indexers, data sources, ...)
@@ -240,6 +241,13 @@ class Emulator:
             if route == "search":
                 self._stats.add("search_requests")
                 return self._search(h, self._target(index), index, body)
+            if route == "search_get":  # GET /docs?search=...&$top=... (LangChain's AzureAISearchRetriever)
+                self._stats.add("search_requests")
+                try:
+                    get_body = get_search_body(query)
+                except ValueError as exc:
+                    raise _HTTPError(400, "InvalidRequestParameter", str(exc)) from exc
+                return self._search(h, self._target(index), index, _dumps(get_body))
             if route == "list_indexes":
                 defs = [self._definition(n) for n in sorted(self.targets)]
                 if query.get("$select", "").strip() == "name":
@@ -487,7 +495,7 @@ def _route(method: str, segs: list[str]) -> tuple[str, str | None, str | None]:
     if rest[0] != "docs":
         return ("unsupported" if read else "write"), index, None
     if len(rest) == 1:  # GET /docs?search=... (GET search), or a write
-        return ("unsupported" if read else "write"), index, None
+        return ("search_get" if read else "write"), index, None
     op = rest[1]
     if method == "POST" and op in _SEARCH_POSTS and len(rest) == 2:
         return "search", index, None
@@ -500,6 +508,33 @@ def _route(method: str, segs: list[str]) -> tuple[str, str | None, str | None]:
     if len(rest) == 2 and op not in _SEARCH_POSTS:
         return "document", index, op
     return "unsupported", index, None
+
+
+#: GET search query parameters -> POST body keys (Azure's "Search Documents (GET)")
+_GET_PARAMS = {"search": "search", "$top": "top", "$skip": "skip", "$filter": "filter", "$select": "select",
+               "searchFields": "searchFields", "queryType": "queryType", "searchMode": "searchMode",
+               "semanticConfiguration": "semanticConfiguration", "$count": "count", "$orderby": "orderby",
+               "scoringProfile": "scoringProfile", "captions": "captions", "answers": "answers",
+               "queryLanguage": "queryLanguage"}
+
+
+def get_search_body(query: Mapping[str, str]) -> dict[str, Any]:
+    """The POST body a GET search's query parameters stand for (unknown parameters dropped);
+    ValueError for a `$top` or `$skip` that is not an integer."""
+    body: dict[str, Any] = {}
+    for name, key in _GET_PARAMS.items():
+        if name not in query:
+            continue
+        v: Any = query[name]
+        if key in ("top", "skip"):
+            try:
+                v = int(v)
+            except ValueError:
+                raise ValueError(f"{name} must be an integer, got {v!r}") from None
+        elif key == "count":
+            v = str(v).lower() == "true"
+        body[key] = v
+    return body
 
 
 def _has_semantic_text(req: SearchRequest) -> bool:
@@ -690,5 +725,5 @@ def run_server(targets: Mapping[str, Any], *, host: str = "127.0.0.1", port: int
         announce(f"stopped; {json.dumps(emu.stats())}")
 
 
-__all__ = ["EMULATOR_VECTORIZER", "Emulator", "Faults", "IGNORED_BODY_KEYS", "run_server"]
+__all__ = ["EMULATOR_VECTORIZER", "Emulator", "Faults", "IGNORED_BODY_KEYS", "get_search_body", "run_server"]
 

@@ -16,14 +16,25 @@ On disk (`index_dir`, format 2):
 
 Everything but the records and vocabularies is memory-mapped on open. The manifest is
 written last, so a half-written index never looks valid.
+
+Building is safe against other processes and interrupts (`build_index`): the builder holds
+an exclusive lock on ``<index_dir>.lock`` (`index_lock`), writes into a process-unique
+staging folder beside the index and publishes it with a rename; a reader holds the same
+lock shared while it opens the files. Two cold audits on one cache thus build the index once
+(the second waits, then finds it built), no temporary file of one is renamed by the other,
+and an interrupted build leaves the published index as it was (its staging folder is removed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import secrets
+import shutil
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +54,9 @@ from ragdiag.targets.local.vector import VectorField, build_hnsw, normalise
 #    analysed terms and the analysis, so an index built with English analysis is never
 #    reopened as a German one (and the input hash carries ANALYSIS_VERSION).
 # 5: records as JSON (records.json), never a pickle; folders named by a slug + name hash.
-FORMAT_VERSION = 5
+# 6: every vector a unit vector on the 2^-11 grid (ragdiag.encoders.numerics), graphs built with
+#    one thread: the same index, graphs and similarities on every machine.
+FORMAT_VERSION = 6
 #: Azure's rule for index names: lowercase letters, digits and dashes, not starting or ending
 #: with a dash, at most 128 characters
 INDEX_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,126}[a-z0-9])?$")
@@ -130,7 +143,16 @@ def semantic_text(schema: IndexSchema, record: Mapping[str, Any], config: str | 
     return joined(record, fields)
 
 
-def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str) -> str:
+def vector_space_of(embedder: Any) -> str | None:
+    """The embedder's model id and numerics (`Embedder.cache_id`); a bare model id for an
+    embedder without numerics (a test's fake); None without an embedder."""
+    if embedder is None:
+        return None
+    return getattr(embedder, "cache_id", None) or getattr(embedder, "model_id", None)
+
+
+def input_hash(records_blob: bytes, spec: LocalIndexSpec, model_id: str | None) -> str:
+    """The inputs' digest; `model_id` is the embedder's vector space (`vector_space_of`)."""
     h = hashlib.sha256()
     h.update(f"format={FORMAT_VERSION}\nmodel={model_id}\n".encode())
     h.update(json.dumps(spec.schema.to_azure(), sort_keys=True).encode())
@@ -157,8 +179,11 @@ def _hnsw_params(schema: IndexSchema, field: str) -> tuple[int, int, int]:
 
 def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, index_dir: str | Path,
                 embedder: Any = None, vectors: Mapping[str, np.ndarray] | None = None,
-                progress: bool = True, input_hash: str | None = None, semantic: bool = True) -> None:
-    """Build and persist an index. Vectors come from `vectors`, the records, or the embedder."""
+                progress: bool = True, input_hash: str | None = None, semantic: bool = True,
+                locked: bool = False) -> None:
+    """Build and persist an index. Vectors come from `vectors`, the records, or the embedder.
+
+    `locked`: the caller holds `index_lock(index_dir, exclusive=True)` already."""
     schema = spec.schema
     key = schema.key_field.name
     vector_names = [f.name for f in schema.vector_fields]
@@ -208,7 +233,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
     keyword = {f: KeywordField.build([text_of(r.get(f)) for r in recs], analyses[f])
                for f in schema.searchable_fields}
     if input_hash is None:  # built from records in memory: the content itself identifies the index
-        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={getattr(embedder, 'model_id', None)}\n".encode())
+        h = hashlib.sha256(f"format={FORMAT_VERSION}\nmodel={vector_space_of(embedder)}\n".encode())
         h.update(json.dumps(schema.to_azure(), sort_keys=True).encode())
         h.update(json.dumps(analysis_manifest(schema), sort_keys=True).encode())
         h.update(json.dumps(recs, sort_keys=True, default=str).encode())
@@ -216,21 +241,67 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
             h.update(vecs[vn].tobytes())
         input_hash = "content:" + h.hexdigest()
 
-    index_dir = Path(index_dir)
-    index_dir.mkdir(parents=True, exist_ok=True)
+    final = Path(index_dir)
+    with contextlib.nullcontext() if locked else index_lock(final, exclusive=True):
+        staging = final.parent / f".{final.name}.build-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            _write_index(staging, spec, recs, keyword, vecs, sem, origin, n, input_hash, embedder, progress)
+            _publish(staging, final)
+        finally:
+            if staging.exists():  # an interrupted or failed build: nothing of it is kept
+                shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def index_lock(index_dir: Path, *, exclusive: bool) -> Iterator[None]:
+    """Hold ``<index_dir>.lock``: exclusive to build and publish, shared to open (no-op where
+    the platform has no `fcntl`)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        yield
+        return
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(index_dir.parent / f"{index_dir.name}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+#: what an index folder holds (format 4 and older also had records.pkl, never read)
+_INDEX_ENTRIES = frozenset({"manifest.json", "schema.json", "records.json", "records.pkl", "keyword", "vectors",
+                            "semantic"})
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Put the built `staging` folder in place of `final` (under the exclusive lock)."""
+    old = None
+    if final.exists():
+        foreign = sorted(c.name for c in final.iterdir() if c.name not in _INDEX_ENTRIES)
+        if foreign or not final.is_dir():
+            raise TargetError(f"{final} is not a local index folder (it holds {', '.join(foreign[:5]) or 'a file'}); "
+                              "refusing to replace it: give an empty or new folder for the index")
+        old = final.parent / f".{final.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+        os.replace(final, old)  # open readers keep their (unlinked) files
+    os.replace(staging, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_index(index_dir: Path, spec: LocalIndexSpec, recs: list[dict[str, Any]],
+                 keyword: Mapping[str, KeywordField], vecs: Mapping[str, np.ndarray],
+                 sem: Mapping[str, np.ndarray], origin: Mapping[str, str], n: int, input_hash: str,
+                 embedder: Any, progress: bool) -> None:
+    """Every file of an index into the (new, process-private) folder `index_dir`, the manifest last."""
+    schema = spec.schema
+    index_dir.mkdir(parents=True)
     manifest = index_dir / "manifest.json"
-    if manifest.exists():
-        manifest.unlink()  # a half-written index must never look valid
     for sub in ("vectors", "keyword", "semantic"):
-        folder = index_dir / sub
-        folder.mkdir(exist_ok=True)
-        for stale in folder.iterdir():
-            if stale.is_file():
-                stale.unlink()  # files of the previous records would answer with wrong rows
+        (index_dir / sub).mkdir()
     (index_dir / "schema.json").write_text(json.dumps(schema.to_azure(), indent=2))
-    stale_pickle = index_dir / "records.pkl"
-    if stale_pickle.exists():
-        stale_pickle.unlink()  # format 4 and older; never read
     (index_dir / "records.json").write_text(
         json.dumps(recs, ensure_ascii=False, separators=(",", ":"), default=_json_value), encoding="utf-8")
     for name, kf in keyword.items():
@@ -253,6 +324,7 @@ def build_index(records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *, i
         "records": n,
         "input_hash": input_hash,
         "model_id": getattr(embedder, "model_id", None),
+        "numerics": getattr(embedder, "numerics", None),
         "vector_sources": {k: list(v) for k, v in spec.vector_sources.items()},
         "now": spec.now,
         "graphs": graphs,
@@ -275,6 +347,11 @@ def read_manifest(index_dir: Path) -> dict[str, Any]:
 
 def open_index(index_dir: str | Path) -> IndexData:
     index_dir = Path(index_dir)
+    with index_lock(index_dir, exclusive=False):  # never half an index that is being published
+        return _open_index(index_dir)
+
+
+def _open_index(index_dir: Path) -> IndexData:
     manifest = read_manifest(index_dir)
     schema = IndexSchema.load(index_dir / "schema.json")
     spec = LocalIndexSpec(name=manifest["name"], schema=schema,

@@ -22,6 +22,16 @@ import numpy as np
 from ragdiag.targets.local.analyzers import Analysis, Analyzer, analysis_for
 from ragdiag.targets.local.ranking import top_rows
 
+MMAP_MIN_BYTES = 1 << 20  # arrays below this size are read, not memory-mapped
+
+
+def _load_array(path: Path) -> np.ndarray:
+    if path.stat().st_size < MMAP_MIN_BYTES:
+        arr = np.load(path)
+        arr.flags.writeable = False  # as a read-only map would be
+        return arr
+    return np.load(path, mmap_mode="r").view(np.ndarray)
+
 
 class KeywordField:
     """BM25 over one searchable field: its analysis, term vocabulary and the eager score matrix."""
@@ -71,9 +81,10 @@ class KeywordField:
 
     @classmethod
     def load(cls, folder: Path, name: str) -> KeywordField:
-        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__)
-        arrays = [np.load(folder / f"{name}.{part}.npy", mmap_mode="r").view(np.ndarray)
-                  for part in ("data", "indices", "indptr")]
+        # memory-mapped, viewed as plain arrays (a np.memmap slice costs a Python-level __getitem__);
+        # a small array is read instead: every map holds a file descriptor, and an index of
+        # thousands of fields ran out of them ("too many open files")
+        arrays = [_load_array(folder / f"{name}.{part}.npy") for part in ("data", "indices", "indptr")]
         vocab = json.loads((folder / f"{name}.vocab.json").read_text(encoding="utf-8"))
         return cls(*arrays, vocab["n_docs"], vocab["terms"], Analysis.from_dict(vocab["analysis"]))
 
@@ -107,12 +118,46 @@ class KeywordField:
         return out
 
 
+    def has_term(self, word: str) -> np.ndarray | None:
+        """Rows whose field holds the query token `word` (as this field analyses it); None when the
+        field's analysis drops it (a stop word: Lucene removes the clause for this field)."""
+        terms = [t for t in map(self.analyzer.term, self.analyzer.query_words(word)) if t]
+        if not terms:
+            return None
+        out = np.zeros(self.n, dtype=bool)
+        for t in terms:
+            c = self.term_to_col.get(t)
+            if c is not None:
+                out[self.indices[self.indptr[c]:self.indptr[c + 1]]] = True
+        return out
+
+
+def _all_terms(fields: Mapping[str, KeywordField], text: str) -> np.ndarray | None:
+    """``searchMode = all``: the rows that hold every query token in at least one searched field
+    (a token a field drops as a stop word does not constrain that field). None: no constraint."""
+    words = dict.fromkeys(w for f in fields.values() for w in f.analyzer.query_words(text))
+    need = None
+    for w in words:
+        hit = None
+        for f in fields.values():
+            m = f.has_term(w)
+            if m is None:  # dropped by this field's analysis: satisfied there
+                hit = None
+                break
+            hit = m if hit is None else (hit | m)
+        if hit is not None:
+            need = hit if need is None else (need & hit)
+    return need
+
+
 def text_leg(fields: Mapping[str, KeywordField], text: str, weights: Mapping[str, float],
-             allowed: np.ndarray | None, cap: int, key_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+             allowed: np.ndarray | None, cap: int, key_rank: np.ndarray,
+             search_mode: str = "any") -> tuple[np.ndarray, np.ndarray, int]:
     """Rows and scores of the keyword leg (top `cap`, ties by key) and how many rows matched.
 
     Field scores are summed with the scoring profile's text weights; only rows with a
-    positive score that pass the filter (`allowed`) are candidates.
+    positive score that pass the filter (`allowed`) are candidates. ``search_mode = "all"``
+    keeps only rows holding every query token (Azure's searchMode all, simple syntax).
     """
     total = None
     for name, f in fields.items():
@@ -124,6 +169,10 @@ def text_leg(fields: Mapping[str, KeywordField], text: str, weights: Mapping[str
     if total is None:
         return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32), 0
     cand = total > 0
+    if search_mode == "all":
+        need = _all_terms(fields, text)
+        if need is not None:
+            cand &= need
     if allowed is not None:
         cand &= allowed
     rows = np.flatnonzero(cand).astype(np.int32)

@@ -40,6 +40,23 @@ class LocalKind:
 
         return IndexSchema.load(options["schema"])
 
+    def peek_records(self, options: Mapping[str, Any]) -> Any:
+        """The records file's objects, read without building the index (goldset names are
+        resolved against them before anything is embedded)."""
+        from ragdiag.inputs import limits
+        from ragdiag.inputs.records import iter_records
+
+        path = options["records"]
+        return iter_records(limits.read_text(path, what="records file"), path=str(path))
+
+    def peek_embedding_dim(self, options: Mapping[str, Any]) -> int | None:
+        """The dimension of the embedder `embedding_model` names, known before anything is
+        embedded (a missing model or package is an error here, with its fix)."""
+        from ragdiag.encoders.choice import load_embedder
+        from ragdiag.sample.system import cache_dir
+
+        return int(load_embedder(options.get("embedding_model"), cache_dir()).dim)
+
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
              progress: bool) -> Any:
         from ragdiag.encoders import load_reranker

@@ -41,7 +41,9 @@ from ragdiag.targets.local.vector import query_vector
 # Bump when search semantics change, so cached traces of older code are never reused.
 # 3: ties broken by document key; reranker scores independent of their batch
 # 4: equal reranker scores keep the pool order (fused score, then key), not the key alone
-SEMANTICS_VERSION = 4
+# 5: search_mode = "all" keeps only rows holding every query token (it was ignored)
+# 6: query vectors on the grid of ragdiag.encoders.numerics (exact similarities)
+SEMANTICS_VERSION = 6
 STAGE_CACHE = 4096
 QUERY_VECTOR_CACHE = 50000
 # Query texts per model call when a batch of requests is prepared: None leaves it to the
@@ -120,29 +122,41 @@ class LocalTarget:
                    embedder: Any, reranker: Any = None, progress: bool = True,
                    log: Callable[[str], None] | None = None) -> LocalTarget:
         """Open the persisted index for these inputs, building it first when they changed."""
+        from ragdiag.inputs.limits import read_bytes
+
         records_path = Path(records_path)
-        try:
-            blob = records_path.read_bytes()
-        except FileNotFoundError as exc:
+        if not records_path.exists() and not records_path.is_symlink():
             raise InputDataError("records file not found; run `ragdiag sample build` for the sample",
-                                 path=str(records_path)) from exc
-        digest = _index.input_hash(blob, spec, embedder.model_id)
+                                 path=str(records_path))
+        blob = read_bytes(records_path, what="records file")  # a regular file, read as large as it is
+        digest = _index.input_hash(blob, spec, _index.vector_space_of(embedder))
         index_dir = Path(index_dir)
         manifest = index_dir / "manifest.json"
-        if manifest.exists():
-            try:
-                if json.loads(manifest.read_text()).get("input_hash") == digest:
-                    return cls.open(index_dir, embedder=embedder, reranker=reranker)
-            except (OSError, ValueError, RuntimeError, TargetError, EOFError):
-                pass  # a damaged index is rebuilt below
-        if log:
-            log(f"building local index '{spec.name}' in {index_dir} (inputs changed or first run)")
-        from ragdiag.inputs.records import parse_records
 
-        # every record checked against the schema, errors with file, line and record
-        records = parse_records(blob, path=records_path, schema=spec.schema)
-        return cls.build(records, spec, index_dir=index_dir, embedder=embedder, reranker=reranker,
-                         progress=progress, input_hash=digest)
+        def built() -> bool:
+            try:
+                return manifest.exists() and json.loads(manifest.read_text()).get("input_hash") == digest
+            except (OSError, ValueError):
+                return False  # a damaged index is rebuilt
+
+        damaged = False
+        if built():
+            try:
+                return cls.open(index_dir, embedder=embedder, reranker=reranker)
+            except (OSError, ValueError, RuntimeError, TargetError, EOFError):
+                damaged = True  # rebuilt below
+        # one builder at a time (another audit on this cache may be building the same index)
+        with _index.index_lock(index_dir, exclusive=True):
+            if damaged or not built():  # (or it was built while this process waited for the lock)
+                if log:
+                    log(f"building local index '{spec.name}' in {index_dir} (inputs changed or first run)")
+                from ragdiag.inputs.records import parse_records
+
+                # every record checked against the schema, errors with file, line and record
+                records = parse_records(blob, path=records_path, schema=spec.schema)
+                _index.build_index(records, spec, index_dir=index_dir, embedder=embedder, progress=progress,
+                                   input_hash=digest, locked=True)
+        return cls.open(index_dir, embedder=embedder, reranker=reranker)
 
     @classmethod
     def build(cls, records: Iterable[Mapping[str, Any]], spec: LocalIndexSpec, *,
@@ -191,6 +205,15 @@ class LocalTarget:
             if mask is not None and not mask[i]:
                 continue
             yield {k: r.get(k) for k in select} if select else dict(r)
+
+    def matching_keys(self, keys: Sequence[str], filter: str | None = None) -> set[str]:
+        """The keys of `keys` that are documents of the index and pass `filter` (its cached mask):
+        what the loss funnel asks for every expected source and filter clause."""
+        rows = [(k, self.row_of[k]) for k in keys if k in self.row_of]
+        if not filter:
+            return {k for k, _r in rows}
+        mask = self._mask(filter)
+        return {k for k, r in rows if mask[r]}
 
     def security_values(self, keys: Sequence[str], field: str) -> dict[str, tuple[str, ...] | None]:
         """Each key's values of `field`, read from the records (None for an unknown key)."""
@@ -353,11 +376,11 @@ class LocalTarget:
             fields = tuple(req.search_fields or self._schema.searchable_fields)
             weights = dict(profile.text_weights) if profile else {}
             ckey = (req.search, fields, tuple(sorted(weights.items())), req.filter,
-                    req.effective_max_text_recall_size)
+                    req.effective_max_text_recall_size, req.search_mode)
             cached = _lru_get(self._text_cache, ckey)
             if cached is None:
                 cached = text_leg({f: self.keyword[f] for f in fields}, req.search, weights, allowed,
-                                  req.effective_max_text_recall_size, key_rank)
+                                  req.effective_max_text_recall_size, key_rank, search_mode=req.search_mode)
                 _lru_put(self._text_cache, ckey, cached)
             rows, scores, text_total = cached
             text_list = RankedList.of_ids("text", rows, scores, table)

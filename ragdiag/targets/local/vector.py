@@ -6,9 +6,12 @@ numpy array used for exact search and pre-filtered candidate sets is a view of t
 storage. A field without an HNSW profile keeps `vectors/<field>.npy`, memory-mapped.
 The graph is built when the index is built (with a progress bar), never on a query.
 
-Similarities are computed row by row (`einsum`), so a document's score does not depend
-on which other rows were scored with it (a BLAS matrix-vector product differs in the
-last bits with the batch), and ties are broken by document key.
+Every vector (the index's, the semantic configurations', each query's) is a unit vector
+rounded onto the grid of `ragdiag.encoders.numerics`, on which every dot product is exact in
+float32: a similarity is the same whichever library, instruction set, batch or thread count
+computes it (numpy here, FAISS in the graph), and equal similarities are real ties, broken
+by document key. Graphs are built with one thread: FAISS inserts in parallel otherwise, and
+which of two concurrent insertions links to the other depends on timing.
 """
 
 from __future__ import annotations
@@ -20,20 +23,23 @@ from typing import Any
 
 import numpy as np
 
+from ragdiag.encoders.numerics import on_grid, to_grid
 from ragdiag.targets.local.ranking import order_by_score, top_rows
 
 BUILD_CHUNK = 5000
 
 
 def normalise(arr: np.ndarray) -> np.ndarray:
-    arr = np.ascontiguousarray(arr, dtype=np.float32)
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return arr / norms
+    """Rows as unit vectors on the grid (float32); rows already on the grid (an embedder's)
+    are kept as they are."""
+    arr = np.asarray(arr)
+    if arr.dtype == np.float32 and arr.ndim == 2 and on_grid(arr):
+        return np.ascontiguousarray(arr)
+    return to_grid(arr)
 
 
 def similarities(arr: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cosine of every row of `arr` with the unit query `q`, batch-invariant (float32)."""
+    """Cosine of every row of `arr` with the unit query `q` (float32; exact on grid vectors)."""
     return np.einsum("ij,j->i", arr, q)
 
 
@@ -49,13 +55,16 @@ def build_hnsw(arr: np.ndarray, m: int, ef_construction: int, path: Path, *, pro
         from tqdm.auto import tqdm
 
         bar = tqdm(total=arr.shape[0], desc=f"HNSW graph {label}", unit="vec")
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # one insertion after the other: the same graph on every run
     try:
         for start in range(0, arr.shape[0], BUILD_CHUNK):
-            part = arr[start:start + BUILD_CHUNK]
+            part = normalise(arr[start:start + BUILD_CHUNK])
             idx.add(part)
             if bar is not None:
                 bar.update(part.shape[0])
     finally:
+        faiss.omp_set_num_threads(threads)
         if bar is not None:
             bar.close()
     tmp = path.with_suffix(".hnsw.tmp")
@@ -158,11 +167,13 @@ class VectorField:
 
 
 def query_vector(v: Sequence[float] | np.ndarray, dim: int) -> np.ndarray:
-    """The unit query vector (float32) of a raw vector, checked against the index's dimension."""
+    """The unit query vector on the grid (float32) of a raw vector, checked against the index's
+    dimension (an all-zero vector stays zero)."""
     from ragdiag.errors import InputDataError
 
-    v = np.asarray(v, dtype=np.float32)
+    v = np.asarray(v)
+    if v.dtype != np.float32:
+        v = v.astype(np.float64)
     if v.shape != (dim,):
         raise InputDataError(f"query vector has {v.shape[0] if v.ndim else 0} dimensions, the index has {dim}")
-    norm = float(np.linalg.norm(v))
-    return v / norm if norm > 0 else v
+    return normalise(v[None, :])[0]

@@ -1,7 +1,12 @@
 """Read-only access to the client's database: every query in a READ ONLY transaction with a timeout.
 
 The DSN is read from the environment variable the config names and never leaves this module:
-connection errors are re-raised with the DSN, its password and its host removed.
+connection errors are re-raised with the DSN, its password and its host removed. A server
+that cannot be reached is `TargetUnavailableError` (exit 3: the service); refused credentials
+or a missing database are `TargetError` (exit 2: the input). A statement cancelled by the
+timeout is `TargetUnavailableError` (kind ``timeout``), which the runner's circuit breaker
+counts: a database too slow for every statement does not cost every remaining probe its
+whole timeout.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragdiag.errors import ConfigError, TargetError
+from ragdiag.errors import ConfigError, TargetError, TargetUnavailableError
 
 __all__ = ["ReadOnlyConnection", "redact"]
 
@@ -33,6 +38,17 @@ def redact(message: str, dsn: str) -> str:
     return out
 
 
+#: what a server says when it is reachable but refuses this login: the input's fault, not an outage
+_LOGIN_REFUSED = ("authentication failed", "no pg_hba.conf entry", "does not exist", "password",
+                  "permission denied", "invalid connection option", "invalid dsn", "missing \"=\"",
+                  "invalid integer value", "invalid sslmode")
+
+
+def _refused_login(message: str) -> bool:
+    low = message.lower()
+    return any(s in low for s in _LOGIN_REFUSED)
+
+
 class ReadOnlyConnection:
     """One connection; `query()` runs a statement in a READ ONLY transaction with `statement_timeout`."""
 
@@ -47,8 +63,9 @@ class ReadOnlyConnection:
         try:
             self._conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
-            raise TargetError(f"cannot connect to PostgreSQL with {source}: "
-                              f"{redact(str(exc).strip(), dsn)}") from None
+            text = redact(str(exc).strip(), dsn)
+            error = TargetError if _refused_login(text) else TargetUnavailableError
+            raise error(f"cannot connect to PostgreSQL with {source}: {text}") from None
 
     @classmethod
     def from_env(cls, var: str, *, timeout_ms: int = 10000) -> ReadOnlyConnection:
@@ -60,27 +77,32 @@ class ReadOnlyConnection:
 
     def query(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         """The rows of `sql` (psycopg placeholders), read-only, within the statement timeout."""
+        return self._run(sql, params, lambda cur: list(cur.fetchall()) if cur.description is not None else [])
+
+    def column_names(self, sql: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+        """The result column names of `sql` (run with LIMIT 0 semantics by the caller)."""
+        return self._run(sql, params, lambda cur: tuple(d.name for d in cur.description or ()))
+
+    def _run(self, sql: str, params: Any, read: Any) -> Any:
         import psycopg
 
         with self._lock:
             try:
                 with self._conn.transaction():
                     self._conn.execute(self._setup)
-                    cur = self._conn.execute(sql, params)  # type: ignore[arg-type]
-                    return list(cur.fetchall()) if cur.description is not None else []
+                    return read(self._conn.execute(sql, params))  # type: ignore[arg-type]
             except psycopg.errors.QueryCanceled as exc:
-                raise TargetError(f"query cancelled after the statement timeout of {self.timeout_ms} ms: "
-                                  f"{str(exc).strip()[:200]}") from None
+                raise TargetUnavailableError(f"query cancelled after the statement timeout of {self.timeout_ms} "
+                                             f"ms: {str(exc).strip()[:200]}", kind="timeout") from None
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # the server went away
+                if not self._conn.closed and not isinstance(exc, psycopg.InterfaceError):
+                    raise TargetError(f"PostgreSQL refused the query: "
+                                      f"{redact(str(exc).strip(), self._dsn)[:400]}") from None
+                raise TargetUnavailableError(f"PostgreSQL stopped answering: "
+                                             f"{redact(str(exc).strip(), self._dsn)[:400]}") from None
             except psycopg.Error as exc:
                 raise TargetError(f"PostgreSQL refused the query: {redact(str(exc).strip(), self._dsn)[:400]}") \
                     from None
-
-    def column_names(self, sql: str, params: Mapping[str, Any] | None = None) -> tuple[str, ...]:
-        """The result column names of `sql` (run with LIMIT 0 semantics by the caller)."""
-        with self._lock, self._conn.transaction():
-            self._conn.execute(self._setup)
-            cur = self._conn.execute(sql, params)  # type: ignore[arg-type]
-            return tuple(d.name for d in cur.description or ())
 
     def close(self) -> None:
         self._conn.close()

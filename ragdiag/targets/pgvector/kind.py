@@ -59,7 +59,9 @@ class PgvectorKind:
         try:
             out["mapping"] = TableMapping(out["table"], out["key"], out["content"], out["embedding"],
                                           out["groups"], out["valid_from"], out["valid_to"], out["metadata"])
-            out["template"] = SqlTemplate(out["sql"].read_text(encoding="utf-8"))
+            from ragdiag.inputs.limits import read_text
+
+            out["template"] = SqlTemplate(read_text(out["sql"], what="SQL template", error=ConfigError))
         except ConfigError as exc:
             raise options.error(f"{exc} ({out['sql'].name})", "sql") from None
         return out
@@ -81,6 +83,21 @@ class PgvectorKind:
         return PgvectorTarget(conn, options["mapping"], options["template"], embedder=sample_embedder(),
                               name=options.get("name"), now=options.get("now"), default_limit=options["limit"],
                               rerank_depth=options.get("rerank_depth"))
+
+    def plan_target(self, options: Mapping[str, Any], config: Any) -> Any:
+        """For ``--plan``: the embedded server is never started (a plan sends nothing and
+        changes nothing); the plan counts requests on the template alone. None for a client's
+        DSN, which a plan may read like an index definition."""
+        if not options.get("embedded"):
+            return None
+        from ragdiag.sample.pgvector import _records
+        from ragdiag.sample.system import sample_embedder
+        from ragdiag.targets.pgvector.target import PgvectorTarget
+
+        return PgvectorTarget.offline(options["mapping"], options["template"], embedder=sample_embedder(),
+                                      name=options.get("name"), now=options.get("now"),
+                                      default_limit=options["limit"], rerank_depth=options.get("rerank_depth"),
+                                      documents=len(_records()[0]))  # the rows the sample loads
 
     def describe(self, options: Mapping[str, Any]) -> dict[str, Any]:
         return {"kind": "pgvector", "dsn_env": options.get("dsn_env"), "embedded": options.get("embedded"),

@@ -14,6 +14,13 @@ quoted identifiers, dollar-quoted bodies, comments and parentheses. On that it f
 
 Clauses inside parentheses (sub-selects, CTEs) are never split: only the outer statement's
 WHERE is the retrieval filter a probe may drop.
+
+A template that could write is refused when it is loaded, before anything is sent: one
+statement only, a SELECT (or WITH ... SELECT), no data-modifying statement at any depth
+(``INSERT INTO``, ``UPDATE ... SET``, ``DELETE FROM``, ``MERGE INTO``: a CTE can hide one),
+no ``SELECT ... INTO`` (it creates a table), no locking clause (``FOR UPDATE``/``SHARE``),
+none of the functions in `SIDE_EFFECT_FUNCTIONS`. The READ ONLY transaction every query
+runs in stays the backstop for what a tokenizer cannot see (a function that writes).
 """
 
 from __future__ import annotations
@@ -23,11 +30,22 @@ from dataclasses import dataclass
 
 from ragdiag.errors import ConfigError
 
-__all__ = ["PARAMETERS", "SqlTemplate", "WhereClause"]
+__all__ = ["PARAMETERS", "SIDE_EFFECT_FUNCTIONS", "SqlTemplate", "WhereClause"]
 
 #: the named parameters ragdiag binds
 PARAMETERS = ("embedding", "groups", "limit", "query_text", "now")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_WORD = re.compile(r"[^\W\d][\w$]*")  # PostgreSQL identifiers may hold any Unicode letter
+#: statements that write, found at any depth in the blanked template (a CTE may hold one)
+_WRITES = re.compile(r"(?<![\w.$])(insert\s+into|update\s+(?:only\s+)?[^\W\d][\w$.\"]*(?:\s+(?:as\s+)?[^\W\d][\w$]*)?"
+                     r"\s+set|delete\s+from|merge\s+into)(?![\w$])", re.I)
+#: functions that change the server's state even in a READ ONLY transaction, or that write
+SIDE_EFFECT_FUNCTIONS = ("pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
+                         "pg_switch_wal", "pg_create_restore_point", "pg_promote", "pg_advisory_lock",
+                         "pg_advisory_xact_lock", "pg_try_advisory_lock", "pg_try_advisory_xact_lock",
+                         "pg_advisory_lock_shared", "pg_notify", "set_config", "nextval", "setval",
+                         "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_from_bytea", "lo_put",
+                         "dblink", "dblink_exec", "pg_file_write", "pg_logical_emit_message")
+_CALL = re.compile(r"(?<![\w$])(?:[^\W\d][\w$]*\s*\.\s*)?([^\W\d][\w$]*)\s*\(")
 _END_OF_WHERE = ("group", "having", "order", "limit", "offset", "window", "fetch", "for", "union",
                  "intersect", "except")
 
@@ -116,7 +134,9 @@ def _top_words(blank: str) -> list[tuple[str, int, int]]:
                 raise ConfigError("the SQL template has an unbalanced ')'")
         elif c.isalpha() or c == "_":
             m = _WORD.match(blank, i)
-            assert m is not None
+            if m is None:  # a letter that starts no identifier (cannot happen with _WORD's classes)
+                i += 1
+                continue
             if depth == 0 and not (i and blank[i - 1] in ".:"):
                 words.append((m.group(0).lower(), m.start(), m.end()))
             i = m.end()
@@ -125,6 +145,32 @@ def _top_words(blank: str) -> list[tuple[str, int, int]]:
     if depth:
         raise ConfigError("the SQL template has an unbalanced '('")
     return words
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def _refuse_writes(text: str, blank: str, words: list[tuple[str, int, int]]) -> None:
+    """A `ConfigError` (with the template's line) when the statement could write or lock."""
+    m = _WRITES.search(blank)
+    if m:
+        what = " ".join(m.group(1).split()[:1]).upper()
+        raise ConfigError(f"the SQL template holds a statement that writes ({what} at line "
+                          f"{_line_of(text, m.start())}: {' '.join(text[m.start():m.end()].split())[:60]!r}); "
+                          "ragdiag only reads: give the retrieval SELECT alone")
+    for i, (w, s, _e) in enumerate(words):
+        if w == "into" and not (i and words[i - 1][0] in ("insert", "merge")):
+            raise ConfigError(f"the SQL template selects INTO a table (line {_line_of(text, s)}), which creates "
+                              "it; ragdiag only reads: remove the INTO clause")
+        if w == "for" and i + 1 < len(words) and words[i + 1][0] in ("update", "share", "no", "key"):
+            raise ConfigError(f"the SQL template locks rows (FOR {words[i + 1][0].upper()} at line "
+                              f"{_line_of(text, s)}); ragdiag only reads: remove the locking clause")
+    for call in _CALL.finditer(blank):
+        name = call.group(1).lower()
+        if name in SIDE_EFFECT_FUNCTIONS:
+            raise ConfigError(f"the SQL template calls {name}() (line {_line_of(text, call.start(1))}), which "
+                              "changes the server's state; ragdiag only reads: remove the call")
 
 
 class SqlTemplate:
@@ -149,7 +195,8 @@ class SqlTemplate:
         first = words[0][0] if words else ""
         if first not in ("select", "with"):
             raise ConfigError(f"the SQL template must be a SELECT (or WITH ... SELECT), it starts with "
-                              f"{first or text[:20]!r}")
+                              f"{first or text[:20]!r}; ragdiag only reads")
+        _refuse_writes(text, blank, words)
         positional = re.search(r"\$\d+|%s", blank)  # (a bare ? is jsonb's key operator in PostgreSQL)
         if positional:
             raise ConfigError(f"the SQL template uses the positional parameter {positional.group(0)!r}: name it "
@@ -254,6 +301,18 @@ class SqlTemplate:
         words = _top_words(blank)
         cut = next((s for w, s, _e in words if w in ("order", "limit", "offset", "fetch")), len(body))
         return f"SELECT count(*) FROM ({body[:cut].rstrip()}) AS ragdiag_probe"
+
+    def matching_keys(self, key: str, drop: tuple[int, ...] = ()) -> str:
+        """The keys among ``:ragdiag_keys`` whose rows the template's WHERE admits (clauses `drop`
+        dropped), before its ORDER BY and LIMIT: which clause keeps which expected source out."""
+        from ragdiag.targets.pgvector.mapping import quote_ident
+
+        sql = SqlTemplate(self.without(*drop)) if drop else self
+        body = sql.sql
+        words = _top_words(_blank_quoted(body))
+        cut = next((s for w, s, _e in words if w in ("order", "limit", "offset", "fetch")), len(body))
+        col = f"ragdiag_probe.{quote_ident(key)}::text"
+        return f"SELECT {col} FROM ({body[:cut].rstrip()}) AS ragdiag_probe WHERE {col} = ANY(:ragdiag_keys)"
 
     @staticmethod
     def to_psycopg(sql: str) -> str:

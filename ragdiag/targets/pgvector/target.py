@@ -94,6 +94,29 @@ class PgvectorTarget:
         self._fingerprint: str | None = None
         self._columns: dict[str, tuple[str, ...]] = {}
 
+    @classmethod
+    def offline(cls, mapping: TableMapping, template: SqlTemplate, *, embedder: Any = None, name: str | None = None,
+                now: str | None = None, default_limit: int = 30, rerank_depth: int | None = None,
+                documents: int | None = None) -> PgvectorTarget:
+        """A target that knows its template and mapping but has no connection: what
+        ``ragdiag audit --plan`` counts requests with, so that no server is started or asked
+        (`count` answers `documents`, the rows the table is known to hold; `fingerprint` is a
+        plan's own)."""
+        self = cls.__new__(cls)
+        self.conn = None  # type: ignore[assignment]
+        self.mapping, self.template, self.embedder = mapping, template, embedder
+        self.name = name or f"{KIND}:{mapping.table}"
+        self.now, self.default_limit, self.rerank_depth = now, int(default_limit), rerank_depth
+        self.kind = KIND
+        self.stats = {"sql_queries": 0}
+        self.server_version = "not contacted (plan)"
+        self.dimensions = None
+        self._universe = ()
+        self._fingerprint = f"{self.name}:plan"
+        self._columns = {}
+        self._offline_rows = documents
+        return self
+
     def _has_column(self, column: str) -> bool:
         try:
             self.conn.query(f"SELECT {quote_ident(column)} FROM {quote_ident(self.mapping.table)} LIMIT 0")
@@ -115,7 +138,8 @@ class PgvectorTarget:
                 digest = ("uncached", uuid.uuid4().hex)
             h = hashlib.sha256()
             for part in (self.server_version, self.template.sql, repr(m), str(digest), str(self.now),
-                         str(getattr(self.embedder, "model_id", None)), str(SEMANTICS_VERSION)):
+                         str(getattr(self.embedder, "cache_id", None) or getattr(self.embedder, "model_id", None)),
+                         str(SEMANTICS_VERSION)):
                 h.update(part.encode())
                 h.update(b"\0")
             self._fingerprint = f"{self.name}:{h.hexdigest()[:24]}"
@@ -294,6 +318,38 @@ class PgvectorTarget:
                               "run the text leg as its own template")
         return self.run(request, sql, label=label, overrides=overrides)
 
+    def clause_admission(self, request: SearchRequest, keys: Sequence[str]) -> tuple[set[str], list[set[str]]]:
+        """Which of `keys` the template's FROM admits with no WHERE clause (the rows exist and join),
+        and which each WHERE clause admits on its own: the loss funnel's filter stages, per clause."""
+        n = len(self.template.clauses)
+        wanted = sorted(set(keys))
+        params: dict[str, Any] | None = None
+
+        def admitted(drop: tuple[int, ...]) -> set[str]:
+            nonlocal params
+            sql = self.template.matching_keys(self.mapping.key, drop)
+            if params is None:  # the embedding is computed only if the cut SQL still needs it
+                needs_vector = ":embedding" in sql
+                params = self.parameters(request) if needs_vector else {
+                    k: v for k, v in self._parameters_without_vector(request).items()}
+            self.stats["sql_queries"] += 1
+            rows = self.conn.query(SqlTemplate.to_psycopg(sql), {**params, "ragdiag_keys": wanted})
+            return {str(r[0]) for r in rows}
+
+        if not wanted:
+            return set(), [set() for _ in range(n)]
+        in_from = admitted(tuple(range(n)))
+        return in_from, [admitted(tuple(j for j in range(n) if j != i)) for i in range(n)]
+
+    def _parameters_without_vector(self, request: SearchRequest) -> dict[str, Any]:
+        vq = request.vector_queries[0] if request.vector_queries else None
+        question = vq.text if vq is not None and vq.text else request.search
+        p: dict[str, Any] = {"groups": self.groups_of(request.filter),
+                             "limit": int(vq.k) if vq is not None else self.default_limit,
+                             "query_text": request.search if request.has_text_leg else (question or ""),
+                             "now": self.now or datetime.now(UTC).isoformat()}
+        return {k: v for k, v in p.items() if k in self.template.parameters}
+
     def stage_counts(self, request: SearchRequest) -> list[tuple[str, int]]:
         """Candidates before the WHERE, after each of its clauses in turn, and what the LIMIT keeps."""
         params = self.parameters(request)
@@ -335,6 +391,10 @@ class PgvectorTarget:
                 yield {k: v for k, v in rec.items() if select is None or k in select or k == self.mapping.key}
 
     def count(self, filter: str | None = None) -> int:
+        if self.conn is None:  # an offline (plan) target
+            if filter or getattr(self, "_offline_rows", None) is None:
+                raise TargetError("an offline pgvector target (for --plan) cannot count rows")
+            return int(self._offline_rows)  # type: ignore[arg-type]
         if not filter:
             return int(self.conn.query(f"SELECT count(*) FROM {quote_ident(self.mapping.table)}")[0][0])
         return sum(1 for _ in self.iter_documents(select=[self.mapping.key], filter=filter))

@@ -1,0 +1,153 @@
+"""Building a local index safely: concurrent builders on one cold cache, interrupts, publishing.
+
+`ragdiag.targets.local.index.build_index` writes into a process-unique staging folder under
+an exclusive lock and publishes with a rename. Two processes building the same index on a
+cold cache used to crash one of them (its ``vectors/<field>.hnsw.tmp`` renamed by the
+other); an interrupted build left a folder without a manifest, and the CLI wrote no findings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ragdiag.errors import TargetError
+from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+from ragdiag.targets.local import index as index_mod
+from tests.fakes import FakeEmbedder, tiny_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = [{"key": f"k{i}", "title": f"title {i}", "content": f"content number {i} about topic {i % 7}",
+            "category": "x", "confidence_score": 0.5, "page": i, "last_updated": "2026-01-01T00:00:00Z",
+            "is_table": False, "entity_keys": [], "group_ids": ["g1"]} for i in range(300)]
+
+
+def _spec() -> LocalIndexSpec:
+    return LocalIndexSpec(name="tiny", schema=tiny_schema(), vector_sources={"vec": ["content"]})
+
+
+BUILDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+    from tests.fakes import FakeEmbedder, tiny_schema
+    records, index_dir, go = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    while not go.exists():   # both processes start building at the same moment
+        time.sleep(0.005)
+    spec = LocalIndexSpec(name="tiny", schema=tiny_schema(), vector_sources={"vec": ["content"]})
+    built = []
+    t = LocalTarget.from_jsonl(records, spec, index_dir=index_dir, embedder=FakeEmbedder(), progress=False,
+                               log=built.append)
+    print(len(t.records), len(built), t.fingerprint())
+""")
+
+
+def test_two_processes_building_one_index_on_a_cold_cache_both_succeed(tmp_path):
+    records = tmp_path / "records.jsonl"
+    records.write_text("\n".join(json.dumps(r) for r in RECORDS) + "\n")
+    index_dir = tmp_path / "cache" / "indexes" / "tiny"
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", BUILDER, str(records), str(index_dir), str(go)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+             for _ in range(3)]
+    time.sleep(1.5)  # let them import and wait at the gate
+    go.touch()
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        outs.append(out.split())
+    assert {o[0] for o in outs} == {"300"} and len({o[2] for o in outs}) == 1  # one index, the same for all
+    assert sum(int(o[1]) for o in outs) == 1  # built once; the others waited and found it built
+    leftovers = [p.name for p in index_dir.parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []  # no staging folder left behind
+
+
+def test_an_interrupted_build_keeps_the_published_index_and_leaves_no_staging(tmp_path, monkeypatch):
+    index_dir = tmp_path / "idx"
+    first = LocalTarget.build(RECORDS[:10], _spec(), index_dir=index_dir, embedder=FakeEmbedder(), progress=False)
+    assert len(first.records) == 10
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(index_mod, "build_hnsw", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        LocalTarget.build(RECORDS, _spec(), index_dir=index_dir, embedder=FakeEmbedder(), progress=False)
+    again = LocalTarget.open(index_dir, embedder=FakeEmbedder())
+    assert len(again.records) == 10  # the index that was there is still there, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx", "idx.lock"]
+    monkeypatch.undo()
+    rebuilt = LocalTarget.build(RECORDS, _spec(), index_dir=index_dir, embedder=FakeEmbedder(), progress=False)
+    assert len(rebuilt.records) == 300
+
+
+def test_a_folder_that_is_not_an_index_is_never_replaced(tmp_path):
+    (tmp_path / "notes.txt").write_text("the user's own file")
+    with pytest.raises(TargetError, match="is not a local index folder .*notes.txt"):
+        LocalTarget.build(RECORDS[:3], _spec(), index_dir=tmp_path, embedder=FakeEmbedder(), progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "the user's own file"
+
+
+@pytest.mark.slow
+def test_sigint_during_the_index_build_of_an_audit_writes_partial_findings(tmp_path):
+    """The real CLI on a cold cache: SIGINT while the local index is built (embedding)."""
+    sample = ROOT / "ragdiag" / "sample" / "data"
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text(f'[target]\nkind = "local"\nrecords = "{sample / "index" / "structured.jsonl"}"\n'
+                   f'schema = "{sample / "index" / "schema.json"}"\nname = "interrupted"\n'
+                   'vector_sources = {content_vector = ["content"], summary_vector = ["summary"], '
+                   'title_vector = ["title", "section_title"]}\n')
+    out = tmp_path / "findings.json"
+    env = {**os.environ, "RAGDIAG_CACHE": str(tmp_path / "cold-cache"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "audit", str(cfg), "--json", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 300
+    seen = ""
+    while "building local index" not in seen and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen += line
+    assert "building local index" in seen, seen
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130, stdout + stderr
+    data = json.loads(out.read_text())
+    assert data["meta"]["interrupted"]["during"] == "opening the target"
+    assert len(data["findings"]) == 10
+    indexes = tmp_path / "cold-cache" / "indexes"
+    assert not [p for p in indexes.iterdir() if p.name.startswith(".")]  # the staging folder was removed
+
+
+@pytest.mark.slow
+def test_two_cold_audits_on_one_cache_both_succeed_with_the_same_findings(tmp_path):
+    """Index build, embedding cache and trace store shared by two `ragdiag audit` processes."""
+    sample = ROOT / "ragdiag" / "sample" / "data"
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join((sample / "index" / "structured.jsonl").read_text().splitlines(True)[:80]))
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text(f'[target]\nkind = "local"\nrecords = "{records}"\nschema = "{sample / "index" / "schema.json"}"\n'
+                   'vector_sources = {content_vector = ["content"], summary_vector = ["summary"], '
+                   'title_vector = ["title", "section_title"]}\n'
+                   f'[inputs]\nprofiles = "{sample / "profiles" / "tuned.toml"}"\n')
+    env = {**os.environ, "RAGDIAG_CACHE": str(tmp_path / "cold-cache"), "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-m", "ragdiag", "audit", str(cfg), "--json",
+                               str(tmp_path / f"f{i}.json"), "--quiet", "--fail-on", "never"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for i in (1, 2)]
+    for p in procs:
+        out, err = p.communicate(timeout=900)
+        assert p.returncode == 0, err[-3000:]
+    a, b = (json.loads((tmp_path / f"f{i}.json").read_text()) for i in (1, 2))
+    assert [(f["check_id"], f["status"], f["headline"]) for f in a["findings"]] == \
+        [(f["check_id"], f["status"], f["headline"]) for f in b["findings"]]
