@@ -9,6 +9,7 @@ model defaults) and the `self.x = ...` assignments of their methods.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -358,13 +359,25 @@ class PyModule(ModuleIndex):
         return self._self_attrs[cls]
 
 
-def load_module(project: C.Project, rel: str) -> PyModule | None:
-    """The indexed module of a scanned file (cached per process), or None when it cannot be parsed."""
+def load_module(project: C.Project, rel: str, defines: str | None = None, kind: str = "") -> PyModule | None:
+    """The indexed module of a scanned file (cached per process), or None when it cannot be parsed.
+
+    With `defines`, the caller only wants the module if it defines that top-level name (`kind`
+    "class", "def" or "" for any binding, such as a constant): a module whose text cannot hold
+    such a definition is not parsed and None is returned, which the caller treats as it treats a
+    module without the name (parsing is most of a lookup's cost, and most lookups miss)."""
     key = ("py", rel)
     if key in project.cache:
         return project.cache[key]
+    lacks = ("py-lacks", rel, defines, kind)
+    if defines is not None and lacks in project.cache:
+        return None
     mod = None
     text = project.read_text(rel)
+    if text is not None and defines is not None and not rel.lower().endswith(".ipynb") \
+            and not _may_define(text, defines, kind):
+        project.cache[lacks] = True
+        return None
     if text is not None:
         if rel.lower().endswith(".ipynb"):
             from ragdiag.codescan.notebook import notebook_source
@@ -376,3 +389,13 @@ def load_module(project: C.Project, rel: str) -> PyModule | None:
             mod = None
     project.cache[key] = mod
     return mod
+
+
+def _may_define(text: str, name: str, kind: str) -> bool:
+    """Could `text` define `name` (as a class, a function, or at all)? A sound, cheap over-approximation:
+    a `class`/`def` statement needs the keyword before the name (whitespace or line continuations
+    between), and any other binding needs the name as a whole word."""
+    word = re.escape(name)
+    if kind in ("class", "def"):
+        return re.search(rf"\b{kind}[\s\\]+{word}(?!\w)", text) is not None
+    return re.search(rf"(?<!\w){word}(?!\w)", text) is not None

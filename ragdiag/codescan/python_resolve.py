@@ -58,7 +58,7 @@ class PyResolver(Resolver):
             return Val("unknown", None, False, f"module:{module}", module, node=node, ctx=ctx)
         target_rel = self.project.find_py_module(module)
         if target_rel is not None:
-            target = load_module(self.project, target_rel)
+            target = load_module(self.project, target_rel, attr)
             if target is not None and attr in target.constants:
                 return self.constant(target, attr, node, ctx, source=f"import:{module}.{attr}")
         return unknown(f"import:{module}.{attr}", attr, node, ctx)
@@ -306,7 +306,7 @@ class PyResolver(Resolver):
             imp = ctx.mod.imports.get(name)
             if imp is not None and imp[1] is not None:
                 rel = self.project.find_py_module(imp[0])
-                target = load_module(self.project, rel) if rel else None
+                target = load_module(self.project, rel, imp[1]) if rel else None
                 if target is not None and imp[1] in target.constants:
                     return self.class_of(target.constants[imp[1]][0], Ctx(target), depth + 1)
             return None
@@ -358,7 +358,7 @@ class PyResolver(Resolver):
             if attr is not None and tail:
                 mod_name = f"{module}.{attr}"
             rel = self.project.find_py_module(mod_name)
-            target = load_module(self.project, rel) if rel else None
+            target = load_module(self.project, rel, cls, "class") if rel else None
             if target is not None and cls in target.classes:
                 return target, cls
         return None
@@ -563,7 +563,7 @@ class PyResolver(Resolver):
             if imp is not None and imp[1] is not None:
                 rel = self.project.find_py_module(imp[0])
                 if rel is not None:
-                    target = load_module(self.project, rel)
+                    target = load_module(self.project, rel, imp[1], "def")
                     if target is not None and imp[1] in target.functions:
                         return target, imp[1], target.functions[imp[1]]
             return None

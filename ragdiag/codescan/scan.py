@@ -15,9 +15,11 @@ file.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,27 @@ def _graph_nodes(kind: str, rel: str, text: str) -> list[Any]:
     return []
 
 
+#: Allocations between two young collections of the cyclic garbage collector while a scan runs (CPython's default: 700).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+@contextmanager
+def _rarer_collections() -> Iterator[None]:
+    """Young garbage collections made rarer for the scan's duration (the thresholds are restored after).
+
+    A scan allocates millions of short-lived AST nodes while the modules it resolves against stay
+    parsed; at CPython's default threshold (700) the collector runs every few hundred nodes, promotes
+    nodes that are about to die anyway and re-traverses the live modules again and again: about a
+    quarter of the scan's CPU time on langchain-community. At 10,000 the peak memory is the same
+    (the nodes are freed by reference counting); nothing is disabled and no result changes."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 # ---- parallel workers ---------------------------------------------------------------------
 
 _WORKER_PROJECT: C.Project | None = None
@@ -147,6 +170,8 @@ _WORKER_PROJECT: C.Project | None = None
 def _init_worker(root: str, files: list[str], max_file_bytes: int, check_syntax: bool) -> None:
     global _WORKER_PROJECT
     _WORKER_PROJECT = C.Project(Path(root), files, max_file_bytes, check_syntax)
+    old = gc.get_threshold()  # a worker process does nothing but scan (see `_rarer_collections`)
+    gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), old[1], old[2])
 
 
 def _worker_scan(rel: str) -> C.FileResult:
@@ -164,6 +189,11 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
     for could be in them) are not parsed, so a syntax error in such a file is
     not reported; `check_syntax=True` parses every file and reports them all.
     """
+    with _rarer_collections():
+        return _scan_path(root, max_file_bytes, workers, check_syntax)
+
+
+def _scan_path(root: str | os.PathLike[str], max_file_bytes: int, workers: int, check_syntax: bool) -> CodeScan:
     base = Path(root)
     tree = None
     if base.is_file():
