@@ -84,6 +84,12 @@ _LINE_WORDS = (*_KEYWORDS, "searchclient", "openai", "faiss", "vectorstoreindex"
                "documentstore", "vectorstore", "chroma", "pgvector", ".rpc(")
 
 
+#: `_LINE_WORDS` without the words holding another one (a line holding "vectorstoreindex" holds
+#: "vectorstore"): the same lines, found with fewer passes over the text.
+_LINE_WORDS_MIN = tuple(w for w in dict.fromkeys(_LINE_WORDS)
+                        if not any(o != w and o in w for o in _LINE_WORDS))
+
+
 def _security_offsets(source: str, low: str) -> list[int]:
     return C.security_offsets(source, low)
 
@@ -96,11 +102,15 @@ def _interesting_lines(source: str) -> list[int]:
     """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator."""
     low = source.lower()
     offsets: set[int] = set()
-    for word in _LINE_WORDS:
+    same_length = len(low) == len(source)  # (a few characters lower-case to two: offsets then drift)
+    for word in _LINE_WORDS_MIN if same_length else _LINE_WORDS:
         i = low.find(word)
         while i != -1:
             offsets.add(i)
-            i = low.find(word, i + 1)
+            eol = low.find("\n", i) if same_length else i  # one offset per line is enough for the walk
+            if eol == -1:
+                break
+            i = low.find(word, eol + 1)
     offsets.update(_security_offsets(source, low))
     if any(op in source for op in ("<->", "<=>", "<#>")):  # the calls that run an SQL similarity query
         for word in _SQL_EXEC_WORDS:

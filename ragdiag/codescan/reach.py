@@ -93,7 +93,7 @@ _FRONTEND = re.compile(r"(^|/)(frontend|web|webapp|client|ui|src/(pages|componen
 _JS_KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "function", "return", "constructor"})
 
 
-@dataclass
+@dataclass(slots=True)  # tens of thousands on a large tree: no per-node dict for the collector to traverse
 class FuncNode:
     """A function, class or module (``<module>``) of the scanned tree, as the light pass sees it."""
 
@@ -552,7 +552,8 @@ class CallGraph:
         reach: dict[str, dict[int, str]] = {k: {} for k in self.KINDS}
         claimed: set[int] = set()
         # test code never runs on a request, in an evaluation or a script: those walks do not enter it
-        tests = {id(n) for n in self.nodes if _TEST_PATH.search(n.file)}
+        test_files = {f for f in self.by_file if _TEST_PATH.search(f)}
+        tests = {id(n) for n in self.nodes if n.file in test_files}
         for kind in ("request", "test", "evaluation", "script"):
             fence = tests if kind != "test" else set()
             seen = reach[kind]
