@@ -359,23 +359,29 @@ class PyModule(ModuleIndex):
         return self._self_attrs[cls]
 
 
-def load_module(project: C.Project, rel: str, defines: str | None = None, kind: str = "") -> PyModule | None:
+def load_module(project: C.Project, rel: str, defines: str | None = None, kind: str = "",
+                any_of: tuple[str, ...] = ()) -> PyModule | None:
     """The indexed module of a scanned file (cached per process), or None when it cannot be parsed.
 
     With `defines`, the caller only wants the module if it defines that top-level name (`kind`
     "class", "def" or "" for any binding, such as a constant): a module whose text cannot hold
     such a definition is not parsed and None is returned, which the caller treats as it treats a
-    module without the name (parsing is most of a lookup's cost, and most lookups miss)."""
+    module without the name (parsing is most of a lookup's cost, and most lookups miss). With
+    `any_of`, likewise a module whose text holds none of these identifiers (a class whose bases
+    must be one of them)."""
     key = ("py", rel)
     if key in project.cache:
         return project.cache[key]
-    lacks = ("py-lacks", rel, defines, kind)
-    if defines is not None and lacks in project.cache:
+    gated = defines is not None or bool(any_of)
+    lacks = ("py-lacks", rel, defines, kind, any_of)
+    if gated and lacks in project.cache:
         return None
     mod = None
     text = project.read_text(rel)
-    if text is not None and defines is not None and not rel.lower().endswith(".ipynb") \
-            and not _may_define(text, defines, kind):
+    # (identifiers are NFKC-normalised by the parser: the text gates hold for ASCII sources only)
+    if text is not None and gated and text.isascii() and not rel.lower().endswith(".ipynb") and (
+            (defines is not None and not _may_define(text, defines, kind))
+            or (any_of and not any(word in text for word in any_of))):
         project.cache[lacks] = True
         return None
     if text is not None:

@@ -344,7 +344,9 @@ class PyResolver(Resolver):
         name = dotted(func)
         return self._class_by_text(name, ctx) if name else None
 
-    def _class_by_text(self, name: str, ctx: Ctx) -> tuple[PyModule, str] | None:
+    def _class_by_text(self, name: str, ctx: Ctx, bases_among: tuple[str, ...] = ()) -> tuple[PyModule, str] | None:
+        """The scanned class `name` names; with `bases_among`, a class of another module is looked for only
+        when that module's text names one of these (the caller wants a subclass of one of them)."""
         if not name:
             return None
         if name in ctx.mod.classes:
@@ -358,7 +360,7 @@ class PyResolver(Resolver):
             if attr is not None and tail:
                 mod_name = f"{module}.{attr}"
             rel = self.project.find_py_module(mod_name)
-            target = load_module(self.project, rel, cls, "class") if rel else None
+            target = load_module(self.project, rel, cls, "class", bases_among) if rel else None
             if target is not None and cls in target.classes:
                 return target, cls
         return None

@@ -75,6 +75,9 @@ RETRIEVES_RE = re.compile(r"\.(as_retriever|similarity_search\w*|max_marginal_re
 _FILLS_RE = re.compile(r"\.a?(add_documents|add_texts|add_embeddings|upsert|index_documents)\(")
 
 
+_STORE_NAMES = tuple(STORE_CTORS)
+
+
 class DelegatedSites:
     """Delegated retrieval and framework defaults (mixed into `PyFileScan`)."""
 
@@ -139,7 +142,7 @@ class DelegatedSites:
 
     def _store_base(self, name: str, ctx: Ctx) -> str | None:
         """The library store a class of the scanned tree subclasses (`class CustomPGVectorStore(PGVectorStore)`)."""
-        hit = self.r._class_by_text(name, ctx)
+        hit = self.r._class_by_text(name, ctx, _STORE_NAMES)
         if hit is None:
             return None
         mod, cls = hit
