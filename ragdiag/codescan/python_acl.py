@@ -323,8 +323,11 @@ class AclPass:
         seen = {(a.line, a.mechanism) for a in self.out.acl_sites}
         for qual, fn, cls in self.functions:
             low = self.fn_low(fn)
-            if "if " not in low or not C.ACL_TOGGLE_RE.search(low) or not re.search(
-                    r"filter|query_source|acl|security_?(filter|clause|trim)", low):
+            # (`security_?(filter|clause|trim)` needs "filter" or one of the four spellings: plain `in` tests)
+            if "if " not in low or not ("filter" in low or "query_source" in low or "acl" in low
+                                        or "securityclause" in low or "security_clause" in low
+                                        or "securitytrim" in low or "security_trim" in low) \
+                    or not C.ACL_TOGGLE_RE.search(low):
                 continue
             for n in self.mod.nodes_of(fn).get(ast.If, ()):
                 if not ACL_TEST(n.test):
