@@ -21,7 +21,7 @@ from ragdiag.codescan.model import BudgetConstant, SearchCallSite, Skipped
 from ragdiag.codescan.python_acl import AclPass
 from ragdiag.codescan.python_agents import AgentsPass
 from ragdiag.codescan.python_callers import CallerValues
-from ragdiag.codescan.python_index import PyModule, ctor_tag, dotted, unparse
+from ragdiag.codescan.python_index import PyModule, children, ctor_tag, dotted, unparse
 from ragdiag.codescan.python_llm import LLMSites
 from ragdiag.codescan.python_resolve import PyResolver
 from ragdiag.codescan.python_results import ResultsPass
@@ -181,7 +181,7 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
               filtered: bool = False) -> None:
         """Visit the children of `node`; with `filtered`, only simple statements and expressions that
         span a trigger line are visited (definitions and compound statements are always entered)."""
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             t = type(child)
             if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 q = f"{qual}.{child.name}" if qual else child.name  # type: ignore[attr-defined]
