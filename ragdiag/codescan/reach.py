@@ -522,7 +522,9 @@ class CallGraph:
         """What reaching `n` reaches: names it calls or hands over, its members, its module, its imports."""
         lang = _lang(n.file)
         out: list[FuncNode] = []
-        for name in n.calls | n.refs:
+        # sorted: a set's order follows the per-process string hash, and the order of the targets decides
+        # which entry point and path a node is reported reached by (`class_reason`)
+        for name in sorted(n.calls | n.refs):
             if name.startswith("self."):
                 own = self._own_method(n, name[5:])
                 if own:
