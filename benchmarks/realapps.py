@@ -20,7 +20,8 @@ wrong (the scanner asserts something else), scored twice: on the scanner's raw
 records (`check`) and on the findings of a code-only audit of the snapshot
 (`check_findings`: status, headline, evidence rows by key, locations), with
 wrong passes of acl_trimming and context_budgets counted apart (`wrong_pass`).
-Repositories with `held_out: phase2` are totalled apart from the development set.
+Repositories with `held_out: phase2` are totalled apart from the development set, and so are those
+with `held_out: wave4` (applications new to the project in wave 4, issue 25).
 """
 
 from __future__ import annotations
@@ -312,10 +313,14 @@ def check(scan: CodeScan, c: dict[str, Any]) -> tuple[str, str]:
         units = [b for b in _g(scan, "budget_units", ()) if b.file == c["file"]]
         deleg = [d for d in _g(scan, "delegated", ()) if d.file == c["file"]]
         unb = [x for x in calls if x.retrieved_context and not x.context_bounded]
-        said = f"{len(calls)} LLM calls ({len(unb)} unbounded), {len(units)} unit issues, {len(deleg)} delegated"
+        counted = [x for x in unb if _g(x, "count_bound", None) is not None]  # bounded by count, not by a budget
+        unb = [x for x in unb if x not in counted]
+        said = (f"{len(calls)} LLM calls ({len(unb)} unbounded, {len(counted)} by count only), {len(units)} unit "
+                f"issues, {len(deleg)} delegated")
         if c["unbounded"]:
-            return ("found" if unb or units else "missed"), said
-        return ("wrong" if unb else "found" if deleg or any(x.context_bounded for x in calls) else "missed"), said
+            return ("found" if unb or units else "partly" if counted else "missed"), said
+        return ("wrong" if unb else "found" if deleg or counted or any(x.context_bounded for x in calls)
+                else "missed"), said
     if t == "filter_drift":
         for d in scan.drift():
             if any(near(parse_at(w), parse_at(c["absent_at"])) for w in d.values.get("absent", ())):
@@ -492,17 +497,24 @@ def check_findings(found: dict[str, Any], c: dict[str, Any]) -> tuple[str, str]:
     if t == "budget_verdict":
         calls = [r for r in rows(cb, "llm_calls") if in_file(r["site"], c["file"])]
         locs = [loc for loc in (cb.locations if cb is not None else ()) if loc.file == c["file"]]
+        # what a location claims: "no bound" (loc_unbounded; older findings carry no message id), or
+        # "bounded by count only" (loc_count_only: the whole chunks of a fixed number of results)
+        counted = [loc for loc in locs if loc.message_msg is not None and loc.message_msg.id.endswith("loc_count_only")]
+        unbounded = [loc for loc in locs if loc not in counted]
         deleg = [r for r in rows(cb, "delegated_context") if in_file(r["site"], c["file"])]
-        said = _said(cb, f"{len(calls)} LLM-call rows, {len(locs)} locations, {len(deleg)} delegated rows in the file")
+        said = _said(cb, f"{len(calls)} LLM-call rows, {len(unbounded)} unbounded and {len(counted)} count-only "
+                         f"locations, {len(deleg)} delegated rows in the file")
         if c["unbounded"]:
             if cb is not None and cb.status == "pass":
                 return "wrong", said
             if cb is not None and cb.status in ("warn", "fail"):
-                return ("found" if locs or any(not r["bounded"] for r in calls) else "partly"), said
+                if unbounded:
+                    return "found", said
+                return ("partly" if counted else "found" if any(not r["bounded"] for r in calls) else "partly"), said
             return "missed", said
-        if cb is not None and cb.status in ("warn", "fail") and locs:
+        if cb is not None and cb.status in ("warn", "fail") and unbounded:
             return "wrong", said
-        if (cb is not None and cb.status == "pass") or deleg or any(r["bounded"] for r in calls):
+        if (cb is not None and cb.status == "pass") or deleg or counted or any(r["bounded"] for r in calls):
             return "found", said
         return "missed", said
     if t == "threshold":
@@ -669,9 +681,11 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _groups(results: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    dev = [r for r in results if r.get("held_out") != "phase2"]
+    dev = [r for r in results if r.get("held_out") not in ("phase2", "wave4")]
     held = [r for r in results if r.get("held_out") == "phase2"]
-    return [(name, rs) for name, rs in (("development set", dev), ("held out (phase 2)", held)) if rs]
+    new = [r for r in results if r.get("held_out") == "wave4"]
+    return [(name, rs) for name, rs in (("development set", dev), ("held out (phase 2)", held),
+                                        ("new to the project (wave 4)", new)) if rs]
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -720,7 +734,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
         if "facts" not in r:
             out.append(f"#### {r['repo']}\n\n{r.get('error', '')}\n")
             continue
-        out.append(f"#### {r['repo']} (`{r['commit'][:10]}`){' (held out)' if r.get('held_out') == 'phase2' else ''}\n")
+        out.append(f"#### {r['repo']} (`{r['commit'][:10]}`){' (held out)' if r.get('held_out') == 'phase2' else ' (new, wave 4)' if r.get('held_out') == 'wave4' else ''}\n")
         out.append("| fact | scanner | checks | what the finding says |")
         out.append("|---|---|---|---|")
         for f in r["facts"]:

@@ -301,7 +301,8 @@ def test_on_your_data_reports_the_delegated_settings(tmp_path):
         "top_n_documents": 8, "strictness": 4, "in_scope": True, "query_type": "vector_semantic_hybrid"}
     site = only_one(s.search_calls)
     assert site.kind == "on_your_data" and site.value("top") == 8
-    assert s.centralisation()["verdict"] == "central" and s.retrieval_delegated()
+    # the service builds the search from the data source the app sends: the module is no search builder
+    assert s.centralisation()["verdict"] == "delegated" and s.retrieval_delegated() and not s.builders()
     plain = scan(tmp_path / "plain", {"app.py": """
         from openai import AzureOpenAI
         client = AzureOpenAI()

@@ -84,3 +84,33 @@ def short(v: Any, where: Any) -> Any:
 def file_line(location: str) -> tuple[str, int]:
     file, _, line = location.rpartition(":")
     return (file, int(line)) if line.isdigit() else (location, 1)
+
+
+def outcome(p: Any) -> Any:
+    """The three-way outcome of a resolved parameter (``resolved``, ``library_default``, ``unresolved``)."""
+    return getattr(p, "outcome", None) if p is not None else None
+
+
+def report_gaps(v: Any, scan: Any, kinds: tuple[str, ...], *, params: tuple[str, ...] | None = None) -> list[Any]:
+    """List what the scan could not read (of `kinds`) as the ``code_gaps`` table; returns the request-path gaps
+    (of unresolved parameters only those in `params`, when given: the ones the check's verdict rests on).
+
+    A check that judges code must never pass on evidence with a hole: the caller turns the gaps it
+    gets back into a ``warn`` (some evidence was judged, the rest is named) or a ``skipped`` (nothing
+    else was found). Gaps of other classes (a test's wrapper) are listed, not judged."""
+    every = scan.gaps_in(kinds, scope="all")
+    if not every:
+        return []
+    v.table("code_gaps", "common.t_code_gaps", ("site", "site_class", "gap", "function", "detail"),
+            [(at(g), site_class(v, g), v.msg(f"common.gap_{g.kind}"), g.function, g.detail) for g in every],
+            note="common.n_code_gaps")
+    return list(scan.gaps_in(kinds, scope="request", params=params))
+
+
+def gap_parts(v: Any, gaps: list[Any], limit: int = SHOW) -> tuple[Any, ...]:
+    """Each gap as ``<kind> at <where> (<detail>)`` for a headline: the first few and how many more."""
+    parts = tuple(v.msg("common.gap_at", kind=v.msg(f"common.gap_{g.kind}"), where=at(g), detail=g.detail[:120])
+                  for g in gaps[:limit])
+    if len(gaps) > limit:
+        parts = (*parts, v.msg("common.gaps_more", n=len(gaps) - limit))
+    return parts

@@ -55,8 +55,10 @@ from ragdiag.checks._acl_probes import (
 )
 from ragdiag.checks._code_evidence import (
     at,
+    gap_parts,
     locate,
     on_request_path,
+    report_gaps,
     request_only,
     short,
     site_class,
@@ -66,6 +68,7 @@ from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
 from ragdiag.codescan.headers import permission_header_sites
 from ragdiag.codescan.patterns import SECURITY_NAME_RE
+from ragdiag.codescan.result import ACL_PARAMS, RETRIEVAL_GAPS
 from ragdiag.model import Trace
 
 __all__ = ["AclTrimming", "AclReader", "forbidden_records", "hostile_values", "probe_filter"]
@@ -156,7 +159,10 @@ class AclTrimming(Check):
             if judged is not None and judged["cases"]:
                 v.observed("judged_leak_cases", judged["cases"])
                 parts.append(v.msg("part_judged_verified", cases=judged["cases"]))
-        if escaped:
+        gaps = report_gaps(v, scan, RETRIEVAL_GAPS, params=ACL_PARAMS + ("body",)) if scan is not None else []
+        if escaped and gaps and not verified:
+            v.warn("code_gaps", parts=gap_parts(v, gaps))  # a site it could not read may search untrimmed
+        elif escaped:
             v.observed("escaped_code_filters", len(escaped))
             parts.append(v.msg("part_code_escaped", n=len(escaped), where=tuple(s.location for s in escaped)))
         if headers and schema is not None and schema.permission_filter_option == "enabled":
@@ -550,8 +556,16 @@ class AclTrimming(Check):
         elif code_acl:
             what.append(v.msg("what_mechanism", mechanism=v.msg(f"mech_{code_acl[0].mechanism}"), where=at(code_acl[0])))
         if not what:
-            if scan is not None and scan.request_sites():
+            gaps = scan.gaps_in(RETRIEVAL_GAPS, params=ACL_PARAMS + ("body",)) if scan is not None else ()
+            if scan is not None and scan.request_sites() and gaps:
+                # "no trimming" only when every request-path site was read: a filter, a body or a wrapper it
+                # could not resolve may hold the clause
+                v.nothing_observed("no_mechanism_incomplete", sites=len(scan.request_sites()),
+                                   parts=gap_parts(v, list(gaps)))
+            elif scan is not None and scan.request_sites():
                 v.nothing_observed("no_mechanism_request", sites=len(scan.request_sites()), files=scan.files_scanned)
+            elif scan is not None and gaps:
+                v.nothing_observed("no_mechanism_gaps_only", files=scan.files_scanned, parts=gap_parts(v, list(gaps)))
             elif scan is not None:
                 v.nothing_observed("no_mechanism", files=scan.files_scanned)
             else:

@@ -39,8 +39,11 @@ from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
     file_line,
+    gap_parts,
     locate,
     on_request_path,
+    outcome,
+    report_gaps,
     request_only,
     short,
     site_class,
@@ -49,15 +52,18 @@ from ragdiag.checks._code_evidence import (
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
+from ragdiag.codescan.result import RETRIEVAL_GAPS
 from ragdiag.model.messages import Message
 
 ID = "call_sites"
+#: unresolved parameters whose value this check's verdict rests on (filter drift; a REST body holds them all)
+DECISIVE = ("filter", "body")
 ROLES = ("security", "quality", "recency", "source", "scope", "other")
 PARAMS = ("top", "k", "exhaustive", "query_type", "filter", "vector_fields")
 #: parameters listed one per row with their source, what can replace them and where they are defined
 PARAM_ROWS = ("top", "k", "text_k", "exhaustive", "query_type", "filter", "semantic_configuration", "vector_fields",
               "scoring_profile", "vector_filter_mode", "fetch_k", "score_threshold", "strictness", "in_scope",
-              "query_source_authorization")
+              "query_source_authorization", "body")
 
 
 def _param_cell(site: Any, name: str) -> Any:
@@ -109,7 +115,11 @@ class CallSites(Check):
         v.metric("delegated_retrievals", len(delegated))
         if others:
             v.note("not_judged", n=len(others), classes=self._classes(v, others))
+        gaps = report_gaps(v, scan, RETRIEVAL_GAPS, params=DECISIVE)
         if not sites:
+            if gaps:
+                v.nothing_observed("no_request_site_gaps", files=scan.files_scanned, parts=gap_parts(v, gaps))
+                return
             if every or scan.delegated:
                 v.nothing_observed("no_request_site", n=len(every) + len(scan.delegated), files=scan.files_scanned,
                                    classes=self._classes(v, [*every, *scan.delegated]))
@@ -191,6 +201,8 @@ class CallSites(Check):
             v.metric(f"sites[{k}]", n)
         where = dict(searches=len(scan.request_sites()), vectors=len(scan.in_scope(scan.vector_queries)),
                      modules=len(modules), files=scan.files_scanned)
+        if gaps:  # a filter it could not read hides drift, a wrapper it could not read hides a site
+            v.warn("code_gaps", parts=gap_parts(v, gaps))
         if v.fails or v.warns:
             v.note("where", **where)
         v.passed("pass_one_place", names=tuple(modules), **where)
@@ -227,10 +239,12 @@ class CallSites(Check):
             for name in PARAM_ROWS:
                 p = s.params.get(name)
                 if p is not None:
-                    rows.append((at(s), site_class(v, s), s.kind, name, *value_fields(p)))
+                    rows.append((at(s), site_class(v, s), s.kind, name, *value_fields(p), outcome(p),
+                                 p.expression if not p.resolved else ""))
         if rows:
             v.table("site_params", "t_site_params", ("site", "site_class", "kind", "parameter", "value", "resolved",
-                                                     "source", "override", "provenance"), rows, note="n_site_params")
+                                                     "source", "override", "provenance", "outcome", "expression"),
+                    rows, note="n_site_params")
         fronts = [f for f in scan.frontend_defaults if f.sent_as]
         if fronts:
             v.table("frontend_defaults", "t_frontend", ("site", "name", "value", "sent_as", "source"),

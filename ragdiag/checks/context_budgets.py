@@ -37,8 +37,10 @@ from typing import Any
 from ragdiag.checks import _observed
 from ragdiag.checks._code_evidence import (
     at,
+    gap_parts,
     locate,
     on_request_path,
+    report_gaps,
     request_only,
     short,
     shown,
@@ -57,6 +59,7 @@ from ragdiag.checks._context_tokens import (
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
+from ragdiag.codescan.result import LLM_GAPS
 from ragdiag.model import RERANK_WINDOW
 
 __all__ = ["ContextBudgets", "code_budgets", "count_tokens", "top_outliers"]
@@ -86,7 +89,7 @@ class ContextBudgets(Check):
         v.metric("budget_tokens", budget)
         v.metric("budget_declared", declared)
 
-        bounded, unbounded, delegated = self._code_half(ctx, spec, v, scan, budget)
+        bounded, unbounded, delegated, gaps = self._code_half(ctx, spec, v, scan, budget)
         measured = self._runtime_half(ctx, v, budget, source, declared, window, reserve)
         chunk = measured["chunk"] if measured else None
         self._profile_tops(ctx, spec, v, chunk, budget)
@@ -121,6 +124,10 @@ class ContextBudgets(Check):
                 v.nothing_observed("unbounded_not_judged", calls=len(unbounded), files=scan.files_scanned)
             if delegated and not with_context:
                 v.nothing_observed("delegated_not_judged", parts=delegated, files=scan.files_scanned)
+            if gaps and not bounded and not unbounded:
+                v.nothing_observed("code_gaps_only", parts=gap_parts(v, gaps), files=scan.files_scanned)
+            elif gaps and not measured:
+                v.warn("code_gaps", parts=gap_parts(v, gaps))
         else:
             v.nothing_observed("nothing_measured", why=self._runtime_missing(ctx, v))
         if measured and bounded:
@@ -187,9 +194,11 @@ class ContextBudgets(Check):
         """
         if scan is None:
             v.note("code_not_run")
-            return 0, [], ()
+            return 0, [], (), []
         calls = request_only(scan.llm_calls)
-        unbounded = list(scan.unbounded_llm_calls("request"))
+        everything = list(scan.unbounded_llm_calls("request"))
+        counted = [c for c in everything if c.count_bound is not None]
+        unbounded = [c for c in everything if c.count_bound is None]
         bounded = [c for c in calls if c.retrieved_context and c.context_bounded]
         v.metric("llm_calls", len(calls))
         v.metric("llm_calls_all", len(scan.llm_calls))
@@ -217,6 +226,16 @@ class ContextBudgets(Check):
                     locate(v, c, "loc_unbounded")
             else:
                 v.note("unbounded_not_warned", n=len(unbounded), where=where)
+        if counted:
+            # bounded by count, not by a budget: the whole chunks of a fixed number of results
+            where = tuple(at(c) for c in counted)
+            if bool(spec.threshold("warn_unbounded_call")):
+                v.warn("count_only_calls", n=len(counted), where=short(v, where), evidence=counted[0].bound_evidence)
+                for c in counted:
+                    locate(v, c, "loc_count_only", level="note", n=c.count_bound)
+            else:
+                v.note("unbounded_not_warned", n=len(counted), where=where)
+        gaps = report_gaps(v, scan, LLM_GAPS)
         self._units(v, scan)
         delegated = self._delegated(v, scan)
         validated = scan.citations_validated()
@@ -228,7 +247,7 @@ class ContextBudgets(Check):
         elif validated is None and calls:
             v.note("no_citation_handling")
             v.recommend("rec_validate_citations_somewhere")
-        return len(bounded), unbounded, delegated
+        return len(bounded), [*unbounded, *counted], delegated, gaps
 
     @staticmethod
     def _units(v: Verdict, scan: Any) -> None:

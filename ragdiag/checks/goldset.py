@@ -95,9 +95,12 @@ class Goldset(Check):
         found = list(scan.goldset_files) if scan is not None else []
         files = [g.path for g in found]
         if found:
-            v.table("goldset_files", "t_files", ("file", "kind", "records", "fields", "loads", "evidence"),
+            v.table("goldset_files", "t_files", ("file", "kind", "records", "fields", "loads", "evidence",
+                                                 "questions", "with_expected", "duplicates", "problems"),
                     [(g.path, v.msg(f"kind_{g.kind}") if g.kind in KINDS else g.kind, g.records, tuple(g.fields),
-                      _loads(v, scan, g), g.evidence) for g in found], note="n_files")
+                      _loads(v, scan, g), g.evidence, getattr(g, "questions", 0), getattr(g, "with_expected", 0),
+                      getattr(g, "duplicates", 0), tuple(getattr(g, "problems", ()))) for g in found],
+                    note="n_files")
         if scan is not None and scan.eval_result_files:
             v.table("eval_result_files", "t_eval_results", ("file", "records", "fields"),
                     [(g.path, g.records, tuple(g.fields)) for g in scan.eval_result_files], note="n_eval_results")
@@ -108,6 +111,9 @@ class Goldset(Check):
             retrieval = [g for g in found if g.kind in ("goldset", "inline_sources")]
             if retrieval:
                 v.warn("only_in_code", n=len(retrieval), files=tuple(g.path for g in retrieval[:5]))
+                for g in retrieval:  # validated as found: what keeps it from measuring as it is
+                    if getattr(g, "problems", ()):
+                        v.warn("code_goldset_problems", file=g.path, problems=tuple(g.problems))
                 inline = [g.path for g in retrieval if g.kind == "inline_sources"]
                 if inline:
                     v.warn("inline_sources", files=tuple(inline[:5]))

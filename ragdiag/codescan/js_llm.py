@@ -3,6 +3,7 @@ SQL strings and prompts. A mixin of the JS file scanner."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -18,11 +19,16 @@ from ragdiag.codescan.js_index import (
     string_value,
     text,
     walk_all,
+    walk_scope,
 )
 from ragdiag.codescan.model import CitationCheck, LLMCallSite
 from ragdiag.codescan.values import Val, lit
 
 LLM_METHODS = frozenset({"invoke", "stream", "batch", "call", "predict"})
+#: Calls that transform a value and do no retrieval of their own (not matched to search functions).
+_PLAIN_CALLS = frozenset({"map", "join", "filter", "slice", "json", "stringify", "parse", "trim", "replace", "toString",
+                          "concat", "push", "then", "select", "limit", "order", "eq", "single", "get", "codeBlock",
+                          "create", "invoke", "reduce", "forEach", "flatMap", "split", "entries", "keys", "values"})
 _SQL_RE = re.compile(r"<->|<=>|<#>|cosine_distance")
 _SQL_KEYWORDS = re.compile(r"\b(select|order\s+by|limit)\b", re.I)
 
@@ -62,7 +68,7 @@ class LLMSites:
         return [n for n in dict.fromkeys(names) if n not in bound]
 
     def _llm(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None, kind: str, name: str,
-             args: list[Any]) -> None:
+             args: list[Any], via: str = "") -> None:
         closure = self._identifiers(args)
         for func in funcs:
             local = self.mod.locals_of(func)
@@ -78,14 +84,64 @@ class LLMSites:
             "JSON", "Math", "console", "Promise", "Object", "Array", "String", "Number", "undefined"}
         context_vars = tuple(n for n in closure if n not in skip)
         evidence = self._bound_evidence(funcs[0], cls, set(closure), node, 0, set()) if funcs else []
+        retrieved = any(C.CONTEXT_NAME_RE.search(n) for n in context_vars)
+        # the app's own model client: the prompt is a parameter of the function the call sits in (see Python)
+        params = [p for p in param_names(funcs[0])] if funcs and not via else []
+        own = [n for n in context_vars if not n.startswith("this.")]
+        wrapper = bool(params) and bool(own) and all(n in params for n in own) and not evidence and not retrieved
         self.out.llm_calls.append(LLMCallSite(
             file=self.rel, line=line(node), kind=kind, function=qual or "<module>",
             context_bounded=bool(evidence),
             bound_evidence="; ".join(evidence[:3]) if evidence else
             "no slice, budget comparison or truncation helper on the context in this function "
             "or the same-file functions it calls",
-            context_vars=context_vars, retrieved_context=any(C.CONTEXT_NAME_RE.search(n) for n in context_vars),
-            module=self.mod.dotted, language=language(self.rel), call=name))
+            context_vars=context_vars, retrieved_context=retrieved,
+            module=self.mod.dotted, language=language(self.rel), call=name, via=via,
+            context_unresolved=f"the prompt is the parameter {', '.join(own)} of {qual}: its callers fill it"
+            if wrapper else ""))
+        if wrapper:
+            self.out.llm_wrappers.append((qual.rsplit(".", 1)[-1], qual, self.rel, line(node)))
+        self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, funcs, closure))
+
+    def _trace_llm_context(self) -> None:
+        """The search calls whose results feed each LLM call's prompt (see the Python scanner's twin)."""
+        info = self.__dict__.get("_llm_info")
+        if not info:
+            return
+        site_lines = {s.line: s for s in self.out.search_calls}
+        for idx, funcs, closure in info:
+            if not funcs:
+                continue
+            names = set(closure)
+            direct: list[str] = []
+            calls: list[str] = []
+            for func in funcs:
+                body = field(func, "body") or func
+                for n in walk_scope(body):
+                    if n.type == "variable_declarator":
+                        pattern, value = field(n, "name"), field(n, "value")
+                        if pattern is None or value is None:
+                            continue
+                        bound = {text(x) for x in [pattern, *walk_scope(pattern)]
+                                 if x.type in ("identifier", "shorthand_property_identifier_pattern")}
+                    elif n.type == "assignment_expression" and field(n, "left") is not None \
+                            and field(n, "left").type == "identifier":
+                        value, bound = field(n, "right"), {text(field(n, "left"))}
+                    else:
+                        continue
+                    if not (bound & names) or value is None:
+                        continue
+                    first, last = value.start_point[0] + 1, value.end_point[0] + 1
+                    direct += [s.location for ln, s in site_lines.items() if first <= ln <= last]
+                    for sub in [value, *walk_all(value)]:
+                        if sub.type == "call_expression":
+                            callee = text(field(sub, "function")).rsplit(".", 1)[-1]
+                            if len(callee) > 2 and callee not in _PLAIN_CALLS:
+                                calls.append(callee)
+            if direct or calls:
+                rec = self.out.llm_calls[idx]
+                self.out.llm_calls[idx] = dataclasses.replace(
+                    rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20])
 
     def _bound_evidence(self, func: Any, cls: str | None, closure: set[str], skip: Any, depth: int,
                         seen: set[int]) -> list[str]:

@@ -191,6 +191,7 @@ class JSFileScan(SearchSites, LLMSites, ResultsPass):
         self._citations()
         self._frontend_defaults()
         self._results_pass()
+        self._trace_llm_context()
         return self.out
 
     def _frontend_defaults(self) -> None:

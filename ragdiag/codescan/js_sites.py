@@ -24,6 +24,24 @@ SQL_FUNCS = frozenset({"cosineDistance", "l2Distance", "innerProduct", "cosine_d
 JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExistingIndex", "fromExistingCollection"})
 
 
+#: Model endpoints called over plain HTTP (OpenAI / Azure OpenAI chat and responses, Anthropic, Gemini).
+_MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent", re.I)
+#: Method names, or receivers, of what may be the app's own model client (`llmService.getChatCompletion`).
+_APP_LLM = re.compile(r"^(get)?(chat|chatCompletions?|completion|complete|generate|generateAnswer|ask|askLlm|"
+                      r"callLlm|invokeLlm|getAnswer|getCompletion|getChatCompletion\w*|answer|respond)$")
+_APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chatClient|chat_client|modelClient|completion", re.I)
+_URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|vector\w*)\b", re.I)
+_FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
+
+
+def _looks_like_retrieval(qual: str, url_text: str) -> bool:
+    """An HTTP call whose URL is not fully known, on a search-like path or in a function named for retrieval."""
+    if _URL_RETRIEVAL.search(url_text or ""):
+        return True
+    literal = C.PLACEHOLDER_RE.sub("", url_text or "").strip()
+    return not literal and bool(_FN_RETRIEVAL.search((qual or "").rsplit(".", 1)[-1]))
+
+
 class SearchSites:
     """Finds and records search call sites (mixed into `JSFileScan`)."""
 
@@ -55,6 +73,9 @@ class SearchSites:
                 and self._js_retrieves():
             self._js_store(node, qual, receiver.rsplit(".", 1)[-1], name)
             return
+        if last == "rpc" and receiver is not None and args:
+            self._rpc(node, qual, ctx, name, fn, args)
+            return
         if (fn.type == "identifier" and last in HTTP_FUNCS) or (receiver is not None and last in HTTP_METHODS):
             self._rest(node, qual, ctx, name, last, receiver, args, is_async)
         elif last == "search" and receiver is not None:
@@ -84,14 +105,35 @@ class SearchSites:
                     params["query_type"] = opts.items["searchType"]
             elif opts is not None and opts.kind == "scalar":
                 params["k"] = opts
+            if "k" not in params:
+                # the library's default only when the receiver is the library's store (built by it here)
+                store = self.r.resolve(field(fn, "object"), ctx)
+                built = store.kind == "call" and self._js_store_name((store.call or "").split(".")[0])
+                if built and (opts is None or (opts.kind == "dict" and not opts.open)):
+                    params["k"] = C.lit(2 if llama else 4, "library_default:llamaindex" if llama
+                                        else "library_default:langchain").copy(
+                        override="parameter", prov=f"{'llamaindex' if llama else 'langchain'} default")
+                else:
+                    params["k"] = C.unknown("unresolved:receiver's type not known to be the library's",
+                                            text(node)[:120])
             self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
                                                    None, name))
         elif last in SQL_FUNCS:
             self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
         else:
             kind = self._llm_kind(name, receiver, last)
+            if kind and args and name.endswith(("completions.create", "responses.create")):
+                body = self.r.resolve(args[0], ctx)  # the SDK's request object: On your data sits in it
+                extra = body.get("extra_body") if body.kind == "dict" else None
+                if body.kind == "dict" and (body.get("data_sources") or body.get("dataSources")):
+                    self._js_delegated(node, qual, "", body, None, name, is_async)
+                elif extra is not None and extra.kind == "dict":
+                    self._js_delegated(node, qual, "", extra, None, name, is_async)
             if kind:
                 self._llm(node, qual, funcs, cls, kind, name, args)
+            elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+                                          and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+                self._llm(node, qual, funcs, cls, "app_client", name, args, via=last)  # kept if a wrapper has the name
 
     def _rest(self, node: Any, qual: str, ctx: Ctx, name: str, last: str, receiver: str | None,
               args: list[Any], is_async: bool) -> None:
@@ -110,6 +152,27 @@ class SearchSites:
         if url_val is None:
             return
         text, _ = C.text_of(url_val, "js")
+        if not url_val.resolved and (url_val.source.startswith("parameter:") or url_val.override.startswith(
+                "parameter:")) and ctx.funcs and "docs/search" not in text:
+            # the app's own REST wrapper: the URL and body are what its callers in this module hand it
+            for cctx in self._caller_contexts(ctx.funcs[0], ctx.cls):
+                got = self.r.resolve(args[0], cctx)
+                if "docs/search" in C.text_of(got, "js")[0]:
+                    ctx, first, url_val = cctx, self.r.resolve(args[0], cctx), got
+                    text = C.text_of(got, "js")[0]
+                    break
+        handled = "docs/search" in text or "/retrieve" in text or _MODEL_ENDPOINT.search(text)
+        if not url_val.resolved and not handled and _looks_like_retrieval(qual, text):
+            from ragdiag.codescan.model import Gap
+
+            self.out.gaps.append(Gap(file=self.rel, line=line(node), kind="http_wrapper", function=qual or "<module>",
+                                     detail=f"{name}({text[:80]}): the URL is {url_val.source or 'unresolved'}; "
+                                            f"what it sends cannot be read", language=language(self.rel)))
+            return
+        if _MODEL_ENDPOINT.search(text) and not re.search(r"data_?[sS]ources", self.source):
+            # a model called over plain HTTP (fetch to /chat/completions, /responses): an LLM call
+            self._llm(node, qual, ctx.funcs, ctx.cls, "openai_chat", name, args[1:] or args)
+            return
         if "docs/search" not in text and "/retrieve" not in text and "/chat/completions" not in text:
             return
         if body is None and len(args) >= 2:
@@ -135,6 +198,70 @@ class SearchSites:
         self.out.search_calls.append(self.site("rest_search", node, qual, params, channels, builder, name,
                                                is_async))
         self._js_acl(self.out.search_calls[-1], node, qual)
+
+    def _rpc(self, node: Any, qual: str, ctx: Ctx, name: str, fn: Any, args: list[Any]) -> None:
+        """`supabase.rpc('match_documents', {...}).limit(5)`: a search the database runs (see `db_rpc`)."""
+        from ragdiag.codescan.db_rpc import RpcCall, looks_like_search_rpc, record_rpc
+
+        fname = self.r.resolve(args[0], ctx)
+        if not (fname.is_str and fname.resolved):
+            return
+        rpc_args = self.r.resolve(args[1], ctx) if len(args) > 1 else None
+        if not looks_like_search_rpc(self.project, fname.value, rpc_args):
+            return
+        limit = None
+        up = node
+        while up.parent is not None and up.parent.type == "member_expression" and up.parent.parent is not None \
+                and up.parent.parent.type == "call_expression":
+            call = up.parent.parent
+            if text(field(up.parent, "property")) == "limit" and args_of(call):
+                limit = self.r.resolve(args_of(call)[0], ctx)
+            up = call
+        client = self.r.resolve(field(fn, "object"), ctx)
+        built = client.node if client.kind == "call" and client.node is not None else None
+        client_text = text(built) if built is not None else client.expr or ""
+        from_request = False
+        if built is not None:  # the caller's own token handed to the client (`headers: { authorization }`)
+            for ident in re.findall(r"\b(authorization|Authorization|[A-Za-z_$]*[Tt]oken|jwt)\b", client_text):
+                if re.search(r"req(uest)?\.headers|headers\.get|getSession|session|auth\.",
+                             self._local_text(ident, ctx)):
+                    from_request = True
+        record_rpc(self.project, RpcCall(self.rel, line(node), qual or "<module>", self.mod.dotted,
+                                         language(self.rel), fname.value, rpc_args, limit, client_text,
+                                         from_request, name), self.out)
+
+    def _local_text(self, name: str, ctx: Ctx) -> str:
+        """The text a local of the enclosing functions was last assigned (empty when none)."""
+        for func in ctx.funcs:
+            entries = [e for e in ctx.mod.locals_of(func)[0].get(name, ()) if e.kind == "assign" and e.value is not None]
+            if entries:
+                return text(entries[-1].value)
+        return ""
+
+    def _caller_contexts(self, func: Any, cls: str | None) -> list[Ctx]:
+        """Contexts binding `func`'s parameters to each call of it in this module (by name, `this.` in a class)."""
+        from ragdiag.codescan.js_index import func_name
+
+        name = func_name(func, func.parent) if func.parent is not None else None
+        if not name:
+            return []
+        out = []
+        for node, _qual, funcs, ccls in self.calls:
+            fn = field(node, "function")
+            if fn is None or node.type != "call_expression":
+                continue
+            callee = text(fn)
+            if callee != name and not (callee == f"this.{name}" and ccls == cls) and \
+                    not callee.endswith(f".{name}"):
+                continue
+            if any(f.id == func.id for f in funcs):
+                continue
+            positional = [None if a.type == "spread_element" else a for a in args_of(node)]
+            bindings = self.r.bind_call(self.mod, func, positional, {}, self.ctx(funcs, ccls))
+            out.append(Ctx(self.mod, (func,), cls, bindings))
+            if len(out) >= 8:
+                break
+        return out
 
     def _js_store_name(self, name: str) -> bool:
         """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""
@@ -187,12 +314,21 @@ class SearchSites:
                          ("filterAddOn", "filter")):
             if src in settings:
                 params[dst] = settings[src]
+        defaults: dict[str, Any] = {}
+        if kind == "on_your_data":
+            from ragdiag.codescan.python_retrieval import _CAMEL, OYD_DEFAULTS
+
+            given = {_CAMEL.get(k, k) for k in settings}
+            defaults = {k: v for k, v in OYD_DEFAULTS.items() if k not in given}
+            if "top" not in params:
+                params["top"] = C.lit(5, "library_default:on_your_data").copy(override="parameter",
+                                                                               prov="on_your_data default")
         if qsa is not None:
             params["query_source_authorization"] = qsa
         self.out.search_calls.append(self.site(kind, node, qual, params, {}, None, name, is_async))
         self.out.delegated.append(DelegatedRetrieval(
             file=self.rel, line=line(node), function=qual or "<module>", kind=kind, framework=framework,
-            store="azure_search", settings={k: export(v) for k, v in settings.items()}, call=name,
+            store="azure_search", settings={k: export(v) for k, v in settings.items()}, defaults=defaults, call=name,
             language=language(self.rel)))
         self._js_acl(self.out.search_calls[-1], node, qual)
 

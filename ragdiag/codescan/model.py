@@ -24,7 +24,12 @@ PARAM_NAMES = ("top", "k", "exhaustive", "filter", "query_type", "semantic_confi
                "vector_fields", "scoring_profile", "vector_filter_mode", "select", "search_text",
                "query_source_authorization", "fetch_k", "score_threshold", "text_k", "strictness", "in_scope")
 #: Where a site runs (see `ragdiag.codescan.classify`).
-SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script")
+SITE_CLASSES = ("request", "ingestion", "admin", "evaluation", "test", "script", "unreachable")
+#: Outcomes of a resolved value (`ResolvedValue.outcome`).
+OUTCOMES = ("resolved", "library_default", "unresolved")
+#: What the scan knows it could not read (`Gap.kind`).
+GAP_KINDS = ("unresolved_param", "http_wrapper", "unsupported_language", "unreadable_file", "llm_wrapper",
+             "sql_function_missing", "unresolved_context")
 #: Prompt rule kinds.
 PROMPT_RULE_KINDS = ("length", "sole_input")
 
@@ -99,6 +104,20 @@ class ResolvedValue(_Record):
         """A default that something else (the environment, the request, a caller) can override."""
         return bool(self.override)
 
+    @property
+    def outcome(self) -> str:
+        """``resolved`` (the value and where it was read), ``library_default`` (the call is the library's
+        and the argument is absent: the library's documented default applies) or ``unresolved``
+        (`expression` shows what could not be followed). A check never judges an unresolved value."""
+        if not self.resolved:
+            return "unresolved"
+        return "library_default" if self.source.startswith("library_default") else "resolved"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["outcome"] = self.outcome
+        return out
+
     def __repr__(self) -> str:
         mark = "" if self.resolved else "?"
         return f"ResolvedValue({self.value!r}{mark}, {self.source})"
@@ -139,7 +158,21 @@ class SearchCallSite(_Record):
 
 @dataclass(frozen=True)
 class LLMCallSite(_Record):
-    """A call to a chat/response model, and whether the retrieved context it gets is bounded."""
+    """A call to a chat/response model, and whether the retrieved context it gets is bounded.
+
+    `context_from` are the retrieval calls (file:line) whose results were traced into the prompt,
+    with their count bound in `bound_evidence` when the count is all that bounds it;
+    `context_unresolved` is the prompt input that could not be traced (a parameter no caller
+    fills visibly, a value from another module): the context is then neither bounded nor
+    unbounded as far as the code shows. `via` names the app's own client method the call goes
+    through (``OpenAIClient.chat``) when the model call sits in that wrapper and this record is
+    its caller. `context_calls` are the functions called to produce the prompt's inputs (matched to
+    the functions holding search sites across the tree once every file is read);
+    `context_accumulated` is True when those inputs grow in a loop (a count bound then holds per
+    step, not for the prompt). `count_bound` is the number of results when only the searches' fixed
+    result count bounds what the prompt holds (whole chunks, no token budget, no cap at the prompt):
+    bounded by count, not by a budget (`context_bounded` stays False).
+    """
 
     file: str
     line: int
@@ -156,6 +189,12 @@ class LLMCallSite(_Record):
     cell: str = ""
     site_class: str = "request"
     class_reason: str = ""
+    context_from: tuple[str, ...] = ()
+    context_unresolved: str = ""
+    via: str = ""
+    context_calls: tuple[str, ...] = ()
+    context_accumulated: bool = False
+    count_bound: int | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +270,10 @@ class GoldsetFile(_Record):
     ``inline_sources`` (the sources are cited inside the expected answer,
     `[file.pdf#page=7]`), ``no_source_ids`` (questions and answers, no
     sources: it measures answers, not retrieval), ``questions_only``.
-    Evaluation *results* are not goldsets: `CodeScan.eval_result_files`.
+    Evaluation *results* are not goldsets: `CodeScan.eval_result_files`. The validation over the
+    records read: `questions` (records with a question), `with_expected` (records naming their
+    expected sources, or answers for a file without sources), `duplicates` (repeated questions),
+    `problems` (what keeps it from measuring, in words).
     """
 
     path: str
@@ -239,6 +281,10 @@ class GoldsetFile(_Record):
     fields: tuple[str, ...] = ()
     records: int | None = None
     evidence: str = ""
+    questions: int = 0
+    with_expected: int = 0
+    duplicates: int = 0
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -247,6 +293,33 @@ class Skipped(_Record):
 
     file: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Gap(_Record):
+    """Something on the code's retrieval or answer path the scanner could not read: evidence it lacks.
+
+    `kind`: ``unresolved_param`` (a search parameter a verdict needs, e.g. the filter, is an
+    expression the scanner could not follow: `detail` is the expression), ``http_wrapper`` (an
+    HTTP call of the app's own client whose URL or body it could not resolve, on a path that looks
+    like retrieval), ``unsupported_language`` / ``unreadable_file`` (a file that mentions retrieval
+    but was not read), ``llm_wrapper`` (a model call through the app's own client whose prompt
+    could not be traced), ``sql_function_missing`` (a database function called for retrieval
+    whose SQL is not in the tree), ``unresolved_context`` (retrieved content reaches a prompt by a
+    path the scanner could not follow). A check whose evidence has a gap never passes on it.
+    """
+
+    file: str
+    line: int
+    kind: str
+    detail: str
+    function: str = ""
+    site: str = ""
+    param: str = ""
+    language: str = "python"
+    cell: str = ""
+    site_class: str = "request"
+    class_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -282,10 +355,12 @@ class Drift(_Record):
 
 # ---- what real applications do besides calling `search` --------------------------------------------------
 #: Permission-trimming mechanisms (`AclSite.mechanism`).
-ACL_MECHANISMS = ("odata_filter", "query_source_authorization", "framework_filter", "sql_where")
+ACL_MECHANISMS = ("odata_filter", "query_source_authorization", "framework_filter", "sql_where",
+                  "row_level_security")
 #: Fail-open kinds (`FailOpen.kind`).
 FAIL_OPEN_KINDS = ("token_error_swallowed", "retry_without_trimming", "client_can_disable", "ids_from_llm",
-                   "ids_from_request", "unescaped_interpolation", "off_by_default")
+                   "ids_from_request", "unescaped_interpolation", "off_by_default", "dropped_when_absent",
+                   "rls_bypassed")
 #: Delegated retrieval kinds (`DelegatedRetrieval.kind`).
 DELEGATED_KINDS = ("on_your_data", "agentic_retrieval", "vector_store", "retriever")
 
@@ -299,7 +374,10 @@ class AclSite(_Record):
     `x_ms_query_source_authorization` / the `x-ms-query-source-authorization`
     header: Azure AI Search's native document-level security),
     ``framework_filter`` (a vector store's metadata filter on a security
-    field), ``sql_where``. `enabled_by` is the condition that switches it on
+    field), ``sql_where`` (a WHERE or JOIN binding the caller's ids, lists or arrays),
+    ``row_level_security`` (Postgres row-level security policies on the searched tables keyed on
+    the caller's identity, with the caller's token or role on the connection). `enabled_by` is the
+    condition that switches it on
     (``env:AZURE_ENFORCE_ACCESS_CONTROL``, ``setting:self.use_acl``,
     ``request:overrides.get('use_oid_security_filter')``), empty when it
     always applies. `site` is the search call it belongs to (file:line).
@@ -330,7 +408,10 @@ class FailOpen(_Record):
     ids taken from an LLM tool-call argument), ``ids_from_request``,
     ``unescaped_interpolation`` (ids interpolated into the filter without
     escaping), ``off_by_default`` (trimming depends on a setting whose default
-    is off).
+    is off), ``dropped_when_absent`` (the clause or header is added only when an optional
+    parameter, argument or setting has a value: without it the search goes out untrimmed),
+    ``rls_bypassed`` (row-level security exists but the search runs as a role that bypasses it:
+    a `security definer` function, the service key).
     """
 
     file: str

@@ -35,8 +35,10 @@ class FileResult:
     budget_units: list[Any] = field(default_factory=list)
     agent_graphs: list[Any] = field(default_factory=list)
     frontend_defaults: list[Any] = field(default_factory=list)
-    functions: list[Any] = field(default_factory=list)   # (file, entry flags) for the light call graph
+    functions: list[Any] = field(default_factory=list)   # the call-graph nodes of the file (reach.FuncNode)
     arg_origins: list[Any] = field(default_factory=list)  # (callee, keyword, file, line, function, text)
+    gaps: list[Any] = field(default_factory=list)        # what the file holds that could not be read (model.Gap)
+    llm_wrappers: list[Any] = field(default_factory=list)  # (function name, qual, file, line): the app's model client
     scanned: bool = True
 
 

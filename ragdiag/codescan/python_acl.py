@@ -113,23 +113,33 @@ class AclPass:
         if func is None:
             return None
         lines = {site.line}
-        if isinstance(arg_node, ast.Name):  # the filter / token variable: where is it assigned?
-            assigns, _ = self.mod.locals_of(func)
+        own: set[int] = set()  # lines that set the mechanism itself (the header store, the filter's assignment)
+        if isinstance(arg_node, ast.Name):  # the filter / token variable: where is it assigned or filled?
+            assigns, stores = self.mod.locals_of(func)
             for e in assigns.get(arg_node.id, ()):
                 if e.line < site.line:
                     lines.add(e.line)
+            for st in stores.get(arg_node.id, ()):
+                if st.line < site.line and st.key and re.search(r"query.source|authoriz|filter|acl|secur", st.key, re.I):
+                    own.add(st.line)
         for sf in self.out.security_filters:
             if sf.function == site.function and sf.line <= site.line:
                 lines.add(sf.line)
         for n in walk_body(func.body):
-            if isinstance(n, ast.If) and ACL_TEST(n.test):
-                first, last = n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno
+            if not isinstance(n, ast.If):
+                continue
+            # an `if` naming trimming around the clause; or any presence test (`if token:`) around the line that
+            # adds the clause or header itself: without the value the search goes out without it
+            if not (ACL_TEST(n.test) or (own and presence_of(n.test) is not None)):
+                continue
+            watch = lines if ACL_TEST(n.test) else own
+            first, last = n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno
+            if any(first <= ln <= last for ln in watch):
+                return n.test
+            if n.orelse and ACL_TEST(n.test):
+                first, last = n.orelse[0].lineno, n.orelse[-1].end_lineno or n.orelse[-1].lineno
                 if any(first <= ln <= last for ln in lines):
-                    return n.test
-                if n.orelse:
-                    first, last = n.orelse[0].lineno, n.orelse[-1].end_lineno or n.orelse[-1].lineno
-                    if any(first <= ln <= last for ln in lines):
-                        return ast.UnaryOp(ast.Not(), n.test)
+                    return ast.UnaryOp(ast.Not(), n.test)
         return None
 
     def _describe(self, cond: ast.expr, ctx: Ctx) -> str:
@@ -152,6 +162,9 @@ class AclPass:
         if enabled_by.startswith("request:"):
             self._fail(site, "client_can_disable", f"trimming depends on {enabled_by[8:]}, which the request sets")
             return
+        if presence_of(cond) is not None and not ACL_TEST(cond):
+            self._absent_value(site, presence_of(cond), ctx)
+            return
         if isinstance(cond, ast.BoolOp):
             parts = [v for v in cond.values if ACL_TEST(v)]
             cond = parts[0] if len(parts) == 1 else cond
@@ -160,6 +173,65 @@ class AclPass:
         if v.resolved and v.kind == "scalar" and not isinstance(cond, ast.UnaryOp) and not v.value:
             self._fail(site, "off_by_default", f"trimming depends on {enabled_by}, default {v.value!r}"
                        f"{' at ' + v.prov if v.prov else ''}")
+
+    def _absent_value(self, site: SearchCallSite, value: ast.expr, ctx: Ctx) -> None:
+        """The clause or header is added only when `value` is present: where can it be absent?
+
+        A parameter whose default is None (or empty) leaves it out whenever a caller does not pass it
+        (``dropped_when_absent``); a token that comes from a function of this module that returns None
+        on some path (the exchange failed, no user token, an anonymous switch) sends the search
+        untrimmed exactly then (``token_error_swallowed``)."""
+        name = dotted(value) or unparse(value, 60)
+        func = ctx.func
+        sources: list[tuple[ast.expr, Ctx]] = []
+        if isinstance(value, ast.Name) and func is not None:
+            param = next((p for p in self.mod.params_of(func) if p.name == value.id), None)
+            if param is not None:
+                default = param.default
+                empty = default is None or (isinstance(default, ast.Constant) and not default.value) or (
+                    isinstance(default, (ast.List, ast.Tuple, ast.Dict)) and not getattr(default, "elts", None)
+                    and not getattr(default, "keys", None))
+                if default is not None and empty:
+                    self._fail(site, "dropped_when_absent",
+                               f"the permission clause is added only when {name} is set; {name} defaults to "
+                               f"{unparse(default, 20)} ({self.rel}:{default.lineno})", line=site.line)
+                for c_ctx, _caller, _where in self.caller_contexts(func, ctx.cls):
+                    bound = (c_ctx.bindings or {}).get(value.id)
+                    if bound is not None and bound.node is not None and isinstance(bound.ctx, Ctx):
+                        sources.append((bound.node, bound.ctx))
+            else:
+                assigns, _ = self.mod.locals_of(func)
+                for e in assigns.get(value.id, ()):
+                    if e.kind == "assign" and e.value is not None and e.line < site.line:
+                        sources.append((e.value, ctx))
+        for node, nctx in sources:
+            if isinstance(node, ast.Name) and nctx.func is not None:  # the caller's local: where it came from
+                assigns, _ = self.mod.locals_of(nctx.func)
+                node = next((e.value for e in reversed(assigns.get(node.id, ())) if e.kind == "assign"
+                             and e.value is not None), node)
+            call = node.value if isinstance(node, ast.Await) else node
+            if not isinstance(call, ast.Call):
+                continue
+            target = self._same_module_function(call, nctx.cls)
+            if target is None or not (C.TOKEN_CALL_RE.search(target.name) or re.search(r"token", target.name, re.I)):
+                continue
+            nones = [r.lineno for r in walk_body(target.body) if isinstance(r, ast.Return)
+                     and (r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None))]
+            if nones:
+                self._fail(site, "token_error_swallowed",
+                           f"{target.name}() returns None at line(s) {', '.join(map(str, nones[:4]))} (no user token, "
+                           f"or the exchange failed) and the search is then sent without the permission header or "
+                           f"clause {name} carries",
+                           line=nones[0])
+                return
+
+    def _same_module_function(self, call: ast.Call, cls: str | None) -> Any:
+        f = call.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") and cls:
+            return self.mod.functions.get(f"{cls}.{f.attr}")
+        if isinstance(f, ast.Name):
+            return self.mod.functions.get(f.id)
+        return None
 
     def _client_filter(self, site: SearchCallSite, func: Any) -> None:
         """The request supplies the whole filter: it can drop any clause (and any trimming)."""
@@ -251,8 +323,11 @@ class AclPass:
         seen = {(a.line, a.mechanism) for a in self.out.acl_sites}
         for qual, fn, cls in self.functions:
             low = self.fn_low(fn)
-            if "if " not in low or not C.ACL_TOGGLE_RE.search(low) or not re.search(
-                    r"filter|query_source|acl|security_?(filter|clause|trim)", low):
+            # (`security_?(filter|clause|trim)` needs "filter" or one of the four spellings: plain `in` tests)
+            if "if " not in low or not ("filter" in low or "query_source" in low or "acl" in low
+                                        or "securityclause" in low or "security_clause" in low
+                                        or "securitytrim" in low or "security_trim" in low) \
+                    or not C.ACL_TOGGLE_RE.search(low):
                 continue
             for n in self.mod.nodes_of(fn).get(ast.If, ()):
                 if not ACL_TEST(n.test):
@@ -329,6 +404,25 @@ class AclPass:
 
 
 _CLIENT_DATA = C.CLIENT_DATA_RE
+
+
+def presence_of(test: ast.AST) -> ast.expr | None:
+    """The value an `if` tests for presence (`if x:`, `if x is not None:`, `if len(x):`, `if x and y:` first), or None."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for v in test.values:
+            hit = presence_of(v)
+            if hit is not None:
+                return hit
+        return None
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        return test
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        return test.left if isinstance(test.left, (ast.Name, ast.Attribute)) else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("len", "bool") \
+            and test.args and isinstance(test.args[0], (ast.Name, ast.Attribute)):
+        return test.args[0]
+    return None
 
 
 def ACL_TEST(test: ast.AST) -> bool:  # noqa: N802 - reads as a predicate on a test expression

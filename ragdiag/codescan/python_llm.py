@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import re
 from collections import defaultdict
 from typing import Any
@@ -17,6 +18,11 @@ from ragdiag.codescan.values import export
 LC_CHAT_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "predict", "apredict", "batch",
                              "abatch"})
 _BUILTINS = frozenset(dir(builtins)) | {"self", "cls"}
+#: Calls that transform a value and produce no retrieval of their own (not matched to search functions).
+_PLAIN_CALLS = frozenset({"join", "format", "get", "append", "extend", "strip", "replace", "items", "values",
+                          "keys", "dumps", "loads", "lower", "upper", "split", "encode", "decode", "copy",
+                          "model_dump", "dict", "json", "to_dict", "render", "substitute", "format_map",
+                          "from_template", "from_messages", "invoke", "ainvoke", "create", "acreate"})
 
 
 class LLMSites:
@@ -68,10 +74,12 @@ class LLMSites:
                     names.append(f"self.{sub.attr}")
         return list(dict.fromkeys(names))
 
-    def _llm(self, call: ast.Call, qual: str, func: Any, cls: str | None, kind: str, name: str) -> None:
+    def _llm(self, call: ast.Call, qual: str, func: Any, cls: str | None, kind: str, name: str,
+             via: str = "") -> None:
         exprs: list[ast.AST] = [kw.value for kw in call.keywords
-                                if kw.arg in ("messages", "input", "prompt", "contents", "instructions", None)]
-        exprs += list(call.args)
+                                if kw.arg in ("messages", "input", "prompt", "contents", "instructions", None,
+                                              *(("json", "data", "content") if kind == "http_model" else ()))]
+        exprs += list(call.args) if kind != "http_model" else []
         mod = self.mod
         closure = self._names_in(exprs)
         if func is not None:
@@ -83,14 +91,78 @@ class LLMSites:
         cap_node = next((kw.value for kw in call.keywords if kw.arg in ("max_tokens", "max_completion_tokens",
                                                                        "max_output_tokens", "max_new_tokens")), None)
         output_cap = export(self.r.resolve(cap_node, self.ctx(func, cls))) if cap_node is not None else None
+        # the app's own client: the prompt is a parameter of the function the model call sits in, so what it
+        # holds is its callers' (found across the tree as `app_client` calls of that function's name)
+        params = [p for p in param_names(func) if p not in ("self", "cls")] if func is not None and not via else []
+        own = [n for n in context_vars if not n.startswith("self.")]
+        # a parameter named like retrieved content (docs, hits) is judged here as before: its name says what it is
+        wrapper = bool(params) and bool(own) and all(n in params or n in ("kwargs", "args") for n in own) \
+            and not evidence and not retrieved
         self.out.llm_calls.append(LLMCallSite(
-            file=self.rel, line=call.lineno, kind=kind, function=qual or "<module>",
+            file=self.rel, line=call.lineno, kind="other" if kind == "http_model" else kind,
+            function=qual or "<module>",
             context_bounded=bool(evidence),
             bound_evidence="; ".join(evidence[:3]) if evidence else
             "no slice, budget comparison or truncation helper on the context in this function "
             "or the same-file functions it calls",
-            context_vars=context_vars, retrieved_context=retrieved, output_cap=output_cap, module=mod.dotted,
-            language="python", call=name))
+            context_vars=context_vars, retrieved_context=retrieved and not wrapper, output_cap=output_cap,
+            module=mod.dotted, language="python", call=name, via=via,
+            context_unresolved=f"the prompt is the parameter {', '.join(p for p in own if p in params)} of "
+                               f"{qual}: its callers fill it" if wrapper else ""))
+        if wrapper:
+            self.out.llm_wrappers.append((func.name, qual, self.rel, call.lineno))
+        self.__dict__.setdefault("_llm_info", []).append((len(self.out.llm_calls) - 1, func, closure))
+
+    def _trace_llm_context(self) -> None:
+        """Which search calls (here, or in the functions called) produce what each LLM call's prompt holds.
+
+        Sets `context_from` (sites of this file whose results feed the prompt), `context_calls` (the
+        functions called to produce the prompt's inputs, matched across the tree later) and
+        `context_accumulated` (those inputs grow in a loop that searches)."""
+        info = self.__dict__.get("_llm_info")
+        if not info:
+            return
+        site_of = {id(node): rec for rec, (_f, _c, node) in self.site_nodes if node is not None}
+        for idx, func, closure in info:
+            if func is None:
+                continue
+            assigns, subs = self.mod.locals_of(func)
+            feeders = self._feeders(func)
+            direct: list[str] = []
+            calls: list[str] = []
+            names = set(closure)
+            for name in closure:
+                values = [e.value for e in assigns.get(name, ()) if e.kind == "assign" and e.value is not None]
+                values += [e.value for e in subs.get(name, ()) if e.value is not None]
+                values += feeders.get(name, [])
+                for v in values:
+                    for sub in ast.walk(v):
+                        if not isinstance(sub, ast.Call):
+                            continue
+                        rec = site_of.get(id(sub))
+                        if rec is not None:
+                            direct.append(rec.location)
+                        else:
+                            cn = callee_name(sub)
+                            if cn and len(cn) > 2 and cn not in _BUILTINS and cn not in _PLAIN_CALLS:
+                                calls.append(cn)
+            accumulated = False
+            for loop in [*self.mod.nodes_of(func).get(ast.For, ()), *self.mod.nodes_of(func).get(ast.AsyncFor, ())]:
+                inner = [n for stmt in loop.body for n in ast.walk(stmt)]
+                grows = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and isinstance(n.func.value, ast.Name) and n.func.value.id in names
+                            and n.func.attr in ("append", "extend", "add", "update") for n in inner) or any(
+                    isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in names
+                    for n in inner)
+                searches = any(isinstance(n, ast.Call) and (id(n) in site_of or callee_name(n) in calls)
+                               for n in inner)
+                if grows and searches:
+                    accumulated = True
+            if direct or calls:
+                rec = self.out.llm_calls[idx]
+                self.out.llm_calls[idx] = dataclasses.replace(
+                    rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20],
+                    context_accumulated=accumulated)
 
     def _expand_closure(self, func: Any, closure: list[str]) -> list[str]:
         """Names feeding `closure` in `func`: assigned values, `x.append(...)` arguments, loop iterables."""
@@ -151,7 +223,10 @@ class LLMSites:
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) \
                     and node.slice.upper is not None and node.slice.lower is None:
                 base = dotted(node.value) or ""
-                if depth or base.split(".")[0] in closure or base in closure:
+                # here: a slice of what the prompt holds; in a helper: a slice of what the helper was given
+                # (a helper cutting some other list, image URLs say, bounds nothing the prompt gets from the caller)
+                own = closure if not depth else self._given(func)
+                if base.split(".")[0] in own or base in own:
                     out.append(prefix + unparse(node, 100))
             elif isinstance(node, ast.Compare):
                 names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
@@ -178,6 +253,18 @@ class LLMSites:
             elif isinstance(node, ast.Name) and node.id.lower() == "max_sources":
                 out.append(prefix + node.id)
         return list(dict.fromkeys(out))
+
+    def _given(self, func: Any) -> set[str]:
+        """What a helper was given: its parameters and the loop or comprehension variables over them."""
+        given = set(param_names(func))
+        for n in walk_body(func.body):
+            if isinstance(n, ast.comprehension) or isinstance(n, (ast.For, ast.AsyncFor)):
+                root = n.iter
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                    root = root.func if isinstance(root, ast.Call) else root.value
+                if isinstance(root, ast.Name) and root.id in given:
+                    given.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))
+        return given
 
     # -- prompts and citations -------------------------------------------------------------------
     def _citations(self) -> None:

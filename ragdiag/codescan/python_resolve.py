@@ -58,7 +58,7 @@ class PyResolver(Resolver):
             return Val("unknown", None, False, f"module:{module}", module, node=node, ctx=ctx)
         target_rel = self.project.find_py_module(module)
         if target_rel is not None:
-            target = load_module(self.project, target_rel)
+            target = load_module(self.project, target_rel, attr)
             if target is not None and attr in target.constants:
                 return self.constant(target, attr, node, ctx, source=f"import:{module}.{attr}")
         return unknown(f"import:{module}.{attr}", attr, node, ctx)
@@ -306,7 +306,7 @@ class PyResolver(Resolver):
             imp = ctx.mod.imports.get(name)
             if imp is not None and imp[1] is not None:
                 rel = self.project.find_py_module(imp[0])
-                target = load_module(self.project, rel) if rel else None
+                target = load_module(self.project, rel, imp[1]) if rel else None
                 if target is not None and imp[1] in target.constants:
                     return self.class_of(target.constants[imp[1]][0], Ctx(target), depth + 1)
             return None
@@ -344,7 +344,9 @@ class PyResolver(Resolver):
         name = dotted(func)
         return self._class_by_text(name, ctx) if name else None
 
-    def _class_by_text(self, name: str, ctx: Ctx) -> tuple[PyModule, str] | None:
+    def _class_by_text(self, name: str, ctx: Ctx, bases_among: tuple[str, ...] = ()) -> tuple[PyModule, str] | None:
+        """The scanned class `name` names; with `bases_among`, a class of another module is looked for only
+        when that module's text names one of these (the caller wants a subclass of one of them)."""
         if not name:
             return None
         if name in ctx.mod.classes:
@@ -358,7 +360,7 @@ class PyResolver(Resolver):
             if attr is not None and tail:
                 mod_name = f"{module}.{attr}"
             rel = self.project.find_py_module(mod_name)
-            target = load_module(self.project, rel) if rel else None
+            target = load_module(self.project, rel, cls, "class", bases_among) if rel else None
             if target is not None and cls in target.classes:
                 return target, cls
         return None
@@ -388,6 +390,10 @@ class PyResolver(Resolver):
         value, line = fields[field]
         if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] in ("Field", "field"):
             default = next((k.value for k in value.keywords if k.arg == "default"), None)
+            factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+            if default is None and isinstance(factory, ast.Name) and factory.id in ("dict", "list"):
+                default = ast.Dict(keys=[], values=[]) if factory.id == "dict" else ast.List(elts=[], ctx=ast.Load())
+                ast.copy_location(default, factory)
             if default is None and value.args and not (isinstance(value.args[0], ast.Constant)
                                                        and value.args[0].value is Ellipsis):
                 default = value.args[0]
@@ -559,7 +565,7 @@ class PyResolver(Resolver):
             if imp is not None and imp[1] is not None:
                 rel = self.project.find_py_module(imp[0])
                 if rel is not None:
-                    target = load_module(self.project, rel)
+                    target = load_module(self.project, rel, imp[1], "def")
                     if target is not None and imp[1] in target.functions:
                         return target, imp[1], target.functions[imp[1]]
             return None

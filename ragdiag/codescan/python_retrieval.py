@@ -37,9 +37,11 @@ STORE_CTORS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "AzureAISearchStore": ("semantic_kernel", "azure_search", {"top": 3}),
     "AzureCognitiveSearchMemoryStore": ("semantic_kernel", "azure_search", {"limit": 1}),
     "AzureAISearchDocumentStore": ("haystack", "azure_search", {"top_k": 10}),
+    "PGVectorStore": ("llamaindex", "pgvector", {"similarity_top_k": 2}),
 }
 STORE_FACTORIES = frozenset({"from_documents", "from_texts", "from_embeddings", "load_local", "from_vector_store",
-                             "afrom_documents", "afrom_texts", "from_existing_index"})
+                             "afrom_documents", "afrom_texts", "from_existing_index", "from_params",
+                             "from_connection_string"})
 HAYSTACK_RETRIEVERS = frozenset({"AzureAISearchEmbeddingRetriever", "AzureAISearchBM25Retriever",
                                  "AzureAISearchHybridRetriever"})
 AGENT_CLIENTS = re.compile(r"KnowledgeAgentRetrievalClient|KnowledgeBaseRetrievalClient|agent_client|"
@@ -70,6 +72,12 @@ RETRIEVES_RE = re.compile(r"\.(as_retriever|similarity_search\w*|max_marginal_re
                           r"VectorStoreIndex|retriever\b")
 
 
+_FILLS_RE = re.compile(r"\.a?(add_documents|add_texts|add_embeddings|upsert|index_documents)\(")
+
+
+_STORE_NAMES = tuple(STORE_CTORS)
+
+
 class DelegatedSites:
     """Delegated retrieval and framework defaults (mixed into `PyFileScan`)."""
 
@@ -96,7 +104,9 @@ class DelegatedSites:
         base = last
         if last in STORE_FACTORIES and isinstance(call.func, ast.Attribute):
             base = (dotted(call.func.value) or "").rsplit(".", 1)[-1]
-        if base in STORE_CTORS and (base == last or last in STORE_FACTORIES):
+        if base not in STORE_CTORS and (base == last or last in STORE_FACTORIES) and base[:1].isupper():
+            base = self._store_base(base, ctx) or base  # the tree's own subclass of a library store
+        if base in STORE_CTORS and (base == last or last in STORE_FACTORIES or last not in STORE_CTORS):
             self._store(call, qual, ctx, name, base)
             return True
         if last in HAYSTACK_RETRIEVERS:
@@ -113,6 +123,33 @@ class DelegatedSites:
                                                       settings, {"top_k": 10}, name))
             return True
         return False
+
+    def _retrieved_elsewhere(self, qual: str) -> bool:
+        """A store built by a factory function that a retrieving module of the tree calls (`get_vector_store()`)."""
+        name = qual.rsplit(".", 1)[-1] if qual else ""
+        if not name or _FILLS_RE.search(self.source):
+            return False
+        cache = self.project.cache.setdefault("retrieving_py_texts", None)
+        if cache is None:
+            cache = []
+            for rel in self.project.files:
+                if rel.endswith(".py") and rel != self.rel:
+                    text = self.project.read_text(rel)
+                    if text and RETRIEVES_RE.search(text):
+                        cache.append(text)
+            self.project.cache["retrieving_py_texts"] = cache
+        return any(f"{name}(" in text for text in cache)
+
+    def _store_base(self, name: str, ctx: Ctx) -> str | None:
+        """The library store a class of the scanned tree subclasses (`class CustomPGVectorStore(PGVectorStore)`)."""
+        hit = self.r._class_by_text(name, ctx, _STORE_NAMES)
+        if hit is None:
+            return None
+        mod, cls = hit
+        for b in mod.class_bases.get(cls, []):
+            if b.rsplit(".", 1)[-1] in STORE_CTORS:
+                return b.rsplit(".", 1)[-1]
+        return None
 
     def _delegated(self, call: ast.AST, qual: str, kind: str, framework: str, store: str,
                    settings: dict[str, Val], defaults: dict[str, Any], name: str) -> DelegatedRetrieval:
@@ -194,7 +231,7 @@ class DelegatedSites:
         return True
 
     def _store(self, call: ast.Call, qual: str, ctx: Ctx, name: str, base: str) -> None:
-        if not RETRIEVES_RE.search(self.source):
+        if not RETRIEVES_RE.search(self.source) and not self._retrieved_elsewhere(qual):
             return  # a store the file only fills or logs to (a conversation log index) is not retrieval
         framework, store, defaults = STORE_CTORS[base]
         settings = {k.arg: self.r.resolve(k.value, ctx) for k in call.keywords if k.arg and k.arg not in (

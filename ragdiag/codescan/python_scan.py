@@ -20,7 +20,8 @@ from ragdiag.codescan.core import Ctx, LanguageScanner, register
 from ragdiag.codescan.model import BudgetConstant, SearchCallSite, Skipped
 from ragdiag.codescan.python_acl import AclPass
 from ragdiag.codescan.python_agents import AgentsPass
-from ragdiag.codescan.python_index import PyModule, ctor_tag, dotted, unparse
+from ragdiag.codescan.python_callers import CallerValues
+from ragdiag.codescan.python_index import PyModule, children, ctor_tag, dotted, unparse
 from ragdiag.codescan.python_llm import LLMSites
 from ragdiag.codescan.python_resolve import PyResolver
 from ragdiag.codescan.python_results import ResultsPass
@@ -39,7 +40,7 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              "httpx", "aiohttp", "urllib", ".post(", ".request(", "prompt", "search_in", "retrieve(",
              "data_sources", "extra_body", "query_source", "query-source", "azureaisearch", "faiss",
              "add_node", "rerankerscore", "reranker_score", "score_threshold", "top_n_documents", "strictness",
-             "in_scope")
+             "in_scope", ".rpc(")
 
 
 def _triggered(source: str) -> bool:
@@ -80,7 +81,13 @@ _LINE_WORDS = (*_KEYWORDS, "searchclient", "openai", "faiss", "vectorstoreindex"
                "pgvector", "chat", "max_marginal_relevance", "l1_distance", "client.", "session.", ".put(",
                "urlopen", "search.in", "add_edge",
                "add_conditional_edges", "stategraph", "recursion_limit", "retrieve", "knowledge", "datasource",
-               "documentstore", "vectorstore", "chroma", "pgvector")
+               "documentstore", "vectorstore", "chroma", "pgvector", ".rpc(")
+
+
+#: `_LINE_WORDS` without the words holding another one (a line holding "vectorstoreindex" holds
+#: "vectorstore"): the same lines, found with fewer passes over the text.
+_LINE_WORDS_MIN = tuple(w for w in dict.fromkeys(_LINE_WORDS)
+                        if not any(o != w and o in w for o in _LINE_WORDS))
 
 
 def _security_offsets(source: str, low: str) -> list[int]:
@@ -95,11 +102,15 @@ def _interesting_lines(source: str) -> list[int]:
     """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator."""
     low = source.lower()
     offsets: set[int] = set()
-    for word in _LINE_WORDS:
+    same_length = len(low) == len(source)  # (a few characters lower-case to two: offsets then drift)
+    for word in _LINE_WORDS_MIN if same_length else _LINE_WORDS:
         i = low.find(word)
         while i != -1:
             offsets.add(i)
-            i = low.find(word, i + 1)
+            eol = low.find("\n", i) if same_length else i  # one offset per line is enough for the walk
+            if eol == -1:
+                break
+            i = low.find(word, eol + 1)
     offsets.update(_security_offsets(source, low))
     if any(op in source for op in ("<->", "<=>", "<#>")):  # the calls that run an SQL similarity query
         for word in _SQL_EXEC_WORDS:
@@ -118,7 +129,7 @@ def _interesting_lines(source: str) -> list[int]:
 
 
 class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilaritySites, AclPass, ResultsPass,
-                 AgentsPass):
+                 AgentsPass, CallerValues):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
     def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
@@ -170,7 +181,7 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
               filtered: bool = False) -> None:
         """Visit the children of `node`; with `filtered`, only simple statements and expressions that
         span a trigger line are visited (definitions and compound statements are always entered)."""
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             t = type(child)
             if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 q = f"{qual}.{child.name}" if qual else child.name  # type: ignore[attr-defined]
@@ -308,6 +319,7 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self._acl_pass()
         self._results_pass()
         self._agents_pass()
+        self._trace_llm_context()
         return self.out
 
     def _budget_constants(self) -> None:

@@ -9,8 +9,10 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
-from ragdiag.codescan.python_index import callee_name, dotted
+from ragdiag.codescan.model import Gap
+from ragdiag.codescan.python_index import callee_name, dotted, unparse
 from ragdiag.codescan.python_resolve import VECTOR_CTORS
+from ragdiag.codescan.python_retrieval import LIBRARY_DEFAULTS, STORE_CTORS
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, lit, unknown
 
@@ -35,6 +37,17 @@ LC_SEARCH_METHODS = frozenset({"similarity_search", "similarity_search_with_scor
                                "semantic_hybrid_search_with_score_and_rerank"})
 SQL_METHODS = frozenset({"cosine_distance", "l2_distance", "max_inner_product", "l1_distance"})
 HTTP_METHODS = frozenset({"post", "get", "put", "request", "urlopen", "Request"})
+#: Store classes whose instances (or factories' results) are the library's.
+STORE_CLASSES = frozenset(STORE_CTORS) | {"VectorStoreIndex", "PGVectorStore", "PineconeVectorStore", "ElasticsearchStore",
+                                          "MongoDBAtlasVectorSearch", "Qdrant", "QdrantVectorStore", "Weaviate",
+                                          "WeaviateVectorStore", "Milvus", "LanceDB", "Redis", "OpenSearchVectorSearch",
+                                          "SupabaseVectorStore", "DocArrayInMemorySearch", "InMemoryVectorStore",
+                                          "AzureSearch", "AzureCosmosDBVectorSearch", "Pinecone", "PineconeStore"}
+_LIBRARY_TYPES = re.compile(r"\b(VectorStore|VectorStoreIndex|BaseRetriever|VectorStoreRetriever|BaseIndex|"
+                            r"langchain\w*\.|llama_index\.)")
+_LIBRARY_IMPORT = re.compile(r"^\s*from\s+(langchain\w*|llama_index)[\w.]*\s+import\s+[^\n]*"
+                             r"(VectorStore|FAISS|Chroma|AzureSearch|PGVector|Pinecone|Qdrant|Elasticsearch|Weaviate|"
+                             r"Milvus|Redis|VectorStoreIndex|load_index_from_storage)", re.M)
 
 
 class SearchSites:
@@ -50,6 +63,9 @@ class SearchSites:
         ctx = self.ctx(func, cls)
         is_async = id(call) in self.awaited
         self._cur = (func, cls, call)
+        if last == "rpc" and receiver is not None and call.args:
+            self._rpc(call, qual, ctx, name)
+            return
         if self._delegated_call(call, qual, ctx, name, receiver, last, is_async):
             return
         if last in VECTOR_CTORS:
@@ -71,12 +87,39 @@ class SearchSites:
             self.out.search_calls.append(self.site("sql_similarity", call, qual, {}, {}, None, name))
         elif want_llm and self._llm_kind(call, name, receiver, last):
             self._llm(call, qual, func, cls, self._llm_kind(call, name, receiver, last) or "other", name)
+        elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+                                      and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+            # possibly a call of the app's own model client: kept once the tree shows a wrapper of that name
+            self._llm(call, qual, func, cls, "app_client", name, via=last)
         elif last in HTTP_METHODS and self.has_http and (
                 last != "get" or re.search(r"requests|httpx|session|client|http|aiohttp|api", receiver or "", re.I)):
             self._rest(call, qual, ctx, name, last, is_async)
         if "search_in" in last.lower() and call.args and isinstance(call.args[0], ast.Constant) \
                 and isinstance(call.args[0].value, str) and C.SECURITY_FIELD_RE.match(call.args[0].value):
             self._search_in_helper(call, qual, func, cls)
+
+    def _rpc(self, call: ast.Call, qual: str, ctx: Ctx, name: str) -> None:
+        """`supabase.rpc("match_documents", {...}).execute()`: a search the database runs (see `db_rpc`)."""
+        from ragdiag.codescan.db_rpc import RpcCall, looks_like_search_rpc, record_rpc
+
+        fname = self.r.resolve(call.args[0], ctx)
+        if not (fname.is_str and fname.resolved):
+            return
+        args = self.r.resolve(call.args[1], ctx) if len(call.args) > 1 else None
+        if not looks_like_search_rpc(self.project, fname.value, args):
+            return
+        client = self.r.resolve(call.func.value, ctx) if isinstance(call.func, ast.Attribute) else None
+        client_text = unparse(client.node, 200) if client is not None and client.kind == "call" and \
+            client.node is not None else (client.expr if client is not None else "")
+        if client is not None and client.kind != "call" and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name) and ctx.func is not None:
+            assigns, _ = self.mod.locals_of(ctx.func)
+            last = next((e.value for e in reversed(assigns.get(call.func.value.id, ())) if e.value is not None), None)
+            client_text = unparse(last, 200) if last is not None else client_text
+        user = bool(re.search(r"postgrest\.auth\(|set_session\(|access_token|jwt", self.fn_low(ctx.func)
+                              if ctx.func is not None else "", re.I))
+        record_rpc(self.project, RpcCall(self.rel, call.lineno, qual or "<module>", self.mod.dotted, "python",
+                                         fname.value, args, None, client_text or "", user, name), self.out)
 
     def _kw_params(self, call: ast.Call, ctx: Ctx, mapping: dict[str, str]) -> dict[str, Val]:
         out: dict[str, Val] = {}
@@ -190,9 +233,14 @@ class SearchSites:
                 channels["vector" if n_vec == 1 else f"vector_{n_vec}"] = self.ref(c.kwargs["vector"], vector=True)  # type: ignore[index]
 
     def _langchain_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if self._own_method(receiver, ctx, name.rsplit(".", 1)[-1]):
+            return  # the app's own wrapper: its body holds the real call, with the app's own parameters
         params: dict[str, Val] = {}
         if len(call.args) >= 2:
             params["k"] = self.r.resolve(call.args[1], ctx)
+        opaque = self._spread_kwargs(call, ctx, {"k": "k", "filter": "filter", "filters": "filter",
+                                                  "fetch_k": "fetch_k", "score_threshold": "score_threshold"}, params)
         for kw in call.keywords:
             if kw.arg == "k":
                 params["k"] = self.r.resolve(kw.value, ctx)
@@ -207,15 +255,21 @@ class SearchSites:
         if call.args:
             key = "vector" if "by_vector" in name else "search_text"
             channels[key] = self.ref(self.r.resolve(call.args[0], ctx), vector=key == "vector")
-        self._library_defaults(params, name, call)
+        self._defaults_if_library(params, name, call, receiver, ctx, opaque)
         self.out.search_calls.append(self.site("langchain", call, qual, params, channels, None, name, is_async))
 
     def _as_retriever(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str | None,
                       last: str) -> None:
-        kwnames = {k.arg for k in call.keywords}
+        receiver_node = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if self._own_method(receiver_node, ctx, last):
+            return  # the app's own `as_retriever`: not the library's, whatever its name
+        params: dict[str, Val] = {}
+        opaque = self._spread_kwargs(call, ctx, {"similarity_top_k": "k", "filters": "filter", "filter": "filter",
+                                                  "search_type": "query_type", "vector_store_query_mode": "query_type"},
+                                     params)
+        kwnames = {k.arg for k in call.keywords} | ({"similarity_top_k"} if "k" in params else set())
         llama = last != "as_retriever" or "similarity_top_k" in kwnames \
             or self.type_of(receiver) == "LlamaIndex" or "llama_index" in self.source
-        params: dict[str, Val] = {}
         for kw in call.keywords:
             if kw.arg == "similarity_top_k":
                 params["k"] = self.r.resolve(kw.value, ctx)
@@ -230,11 +284,95 @@ class SearchSites:
                                        ("score_threshold", "score_threshold")):
                         if sk.items and key in sk.items:
                             params[pname] = sk.items[key]
+                    if sk.override:  # a configuration's dict (empty by default): what it adds replaces defaults
+                        kw_override = f"{sk.override} (search_kwargs)"
+                        self.__dict__["_search_kwargs_override"] = kw_override
                 else:
                     params["k"] = unknown("search_kwargs", sk.expr)
-        self._library_defaults(params, "llamaindex.as_retriever" if llama else name, call)
+        self._defaults_if_library(params, "llamaindex.as_retriever" if llama else name, call, receiver_node, ctx,
+                                  opaque)
+        override = self.__dict__.pop("_search_kwargs_override", "")
+        if override:
+            for key, val in list(params.items()):
+                if val.source.startswith("library_default"):
+                    params[key] = val.copy(override=override)
         self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", call, qual, params, {},
                                                None, name))
+
+    # -- receivers and spread keywords: a library default only where the library really is called ----------
+    def _spread_kwargs(self, call: ast.Call, ctx: Ctx, mapping: dict[str, str], params: dict[str, Val]) -> bool:
+        """Fold `**kwargs` into `params` when it resolves to a dict; True when some `**` part stays unknown."""
+        opaque = False
+        for kw in call.keywords:
+            if kw.arg is not None:
+                continue
+            d = self.r.resolve(kw.value, ctx)
+            if d.kind != "dict":
+                opaque = True
+                continue
+            opaque = opaque or d.open
+            for key, value in (d.items or {}).items():
+                if key in mapping:
+                    params[mapping[key]] = value
+        return opaque
+
+    def _own_method(self, receiver: ast.AST | None, ctx: Ctx, method: str) -> bool:
+        """Is `receiver.method(...)` a method of a class of the scanned tree (the app's own wrapper)?"""
+        if receiver is None:
+            return False
+        hit = self.r.class_of(receiver, ctx)
+        if hit is None:
+            return False
+        mod, cls, _ = hit
+        return f"{cls}.{method}" in mod.functions
+
+    def _library_receiver(self, receiver: ast.AST | None, ctx: Ctx) -> bool:
+        """Is the receiver known to be a LangChain / LlamaIndex object (built, annotated or typed as one)?"""
+        if receiver is None:
+            return False
+        if self.type_of(dotted(receiver)) in ("LCStore", "LlamaIndex", "faiss"):
+            return True
+        node = receiver
+        if isinstance(node, ast.Name) and ctx.func is not None:
+            assigns, _ = ctx.mod.locals_of(ctx.func)
+            entries = [e for e in assigns.get(node.id, ()) if e.kind == "assign"]
+            if entries:
+                node = entries[-1].value
+            else:
+                for prm in ctx.mod.params_of(ctx.func):
+                    if prm.name == node.id and prm.annotation:
+                        return bool(_LIBRARY_TYPES.search(prm.annotation))
+        elif isinstance(node, ast.Name) and node.id in ctx.mod.constants:
+            node = ctx.mod.constants[node.id][0]
+        if isinstance(node, ast.Await):
+            node = node.value
+        if isinstance(node, ast.Call):
+            callee = dotted(node.func) or ""
+            base = callee.rsplit(".", 2)[-2] if callee.count(".") >= 1 else callee
+            if callee.rsplit(".", 1)[-1] in STORE_CLASSES or base in STORE_CLASSES or _LIBRARY_TYPES.search(callee):
+                return True
+        return False
+
+    def _defaults_if_library(self, params: dict[str, Val], name: str, call: ast.Call, receiver: ast.AST | None,
+                             ctx: Ctx, opaque: bool) -> None:
+        """The library's defaults for what the call does not pass, only when the receiver is the library's.
+
+        Else (spread keywords that stay unknown, a receiver of unknown type) the absent parameter is
+        unresolved, with the expression shown: never a guess that feeds a verdict."""
+        if not opaque and (self._library_receiver(receiver, ctx) or self._library_file()):
+            self._library_defaults(params, name, call)
+            return
+        last = name.rsplit(".", 1)[-1] if not name.startswith("llamaindex.") else name
+        why = "spread keywords not resolved" if opaque else "receiver's type not known to be the library's"
+        for key in LIBRARY_DEFAULTS.get(last, {}):
+            if key not in params:
+                params[key] = unknown(f"unresolved:{why}", unparse(call, 120)).copy(
+                    override=f"library default only if {unparse(receiver, 60) if receiver is not None else '?'} "
+                             f"is the library's")
+
+    def _library_file(self) -> bool:
+        """The file builds its stores from the library itself (no class of its own stands in between)."""
+        return bool(_LIBRARY_IMPORT.search(self.source)) and not self.mod.classes
 
     def _rest(self, call: ast.Call, qual: str, ctx: Ctx, name: str, last: str, is_async: bool) -> None:
         url_node = None
@@ -245,12 +383,45 @@ class SearchSites:
             url_node = call.args[1] if last == "request" and len(call.args) > 1 else call.args[0]
         if url_node is None:
             return
+        func, cls = self._cur[0], self._cur[1]
         url = self.r.resolve(url_node, ctx)
-        text, _ = C.text_of(url, "python")
-        if "/docs/search" not in text and "docs/search" not in text:
+        variants: list[tuple[Ctx, str, str]] = [(ctx, "", "")]
+        wrapper = func is not None and (_from_parameter(url) or any(
+            _from_parameter(self.r.resolve(kw.value, ctx)) for kw in call.keywords
+            if kw.arg in ("json", "data", "content", "body", "headers")))
+        if wrapper:
+            # the app's own wrapper: its URL, body and headers are what its callers hand it
+            callers = [c for c in self.caller_contexts(func, cls)
+                       if "docs/search" in C.text_of(self.r.resolve(url_node, c[0]), "python")[0]]
+            if callers:
+                variants = callers
+        text, _ = C.text_of(self.r.resolve(url_node, variants[0][0]), "python")
+        if _MODEL_ENDPOINT.search(text):
+            self._llm(call, qual, func, cls, "http_model", name)  # a model called over plain HTTP
             return
+        if "docs/search" not in text:
+            if not url.resolved and _looks_like_retrieval(qual, text):
+                self.out.gaps.append(Gap(
+                    file=self.rel, line=call.lineno, kind="http_wrapper", function=qual or "<module>",
+                    detail=f"{name}({unparse(url_node, 80)}): the URL is {url.source or 'unresolved'}; "
+                           f"what it sends cannot be read", language="python"))
+            return
+        shapes = []
+        for vctx, caller, where in variants:
+            shapes.append((*self._rest_shape(call, vctx, last), caller, where))
+        if len(shapes) == 1 and not shapes[0][3]:
+            params, channels, builder = shapes[0][0], shapes[0][1], shapes[0][2]
+        else:
+            from ragdiag.codescan.python_callers import merge_variants
+
+            params = merge_variants([(p, c, w) for p, _ch, _b, c, w in shapes])
+            channels, builder = shapes[0][1], shapes[0][2] or f"{self.mod.dotted}:{qual}"
+        self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
+                                               is_async))
+
+    def _rest_shape(self, call: ast.Call, ctx: Ctx, last: str) -> tuple[dict[str, Val], dict[str, str | None], Any]:
+        """(parameters, channels, builder) of a REST search call as resolved in `ctx`."""
         body: Val | None = None
-        builder = None
         query: Val | None = None
         headers: Val | None = None
         for kw in call.keywords:
@@ -262,12 +433,39 @@ class SearchSites:
                 headers = self.r.resolve(kw.value, ctx)
         if body is None and len(call.args) >= 2 and last in ("post", "put"):
             body = self.r.resolve(call.args[1], ctx)
-        params, channels, rest_builder = C.rest_request((query, body), self.ref)
-        builder = builder or rest_builder
+        params, channels, builder = C.rest_request((query, body), self.ref)
+        if body is not None and body.kind != "dict":
+            # the body is not readable here: what it carries (top, filter, vector k) is unknown, not absent
+            params["body"] = body.copy() if not body.resolved else unknown("rest_body", body.expr)
+        elif body is not None and body.open:
+            params.setdefault("body", unknown("rest_body (keys added elsewhere)", body.expr))
         qsa = header(headers, "x-ms-query-source-authorization") if headers is not None else None
         if qsa is not None:
             params["query_source_authorization"] = qsa
-        self.out.search_calls.append(self.site("rest_search", call, qual, params, channels, builder, name,
-                                               is_async))
+        return params, channels, builder
 
 
+def _from_parameter(v: Val) -> bool:
+    """Is the value (or its unknown part) one of the enclosing function's parameters?"""
+    return not v.resolved and (v.source.startswith("parameter:") or v.override.startswith("parameter:"))
+
+
+#: Model endpoints called over plain HTTP (OpenAI / Azure OpenAI chat and responses, Anthropic, Gemini).
+_MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses|/v1/messages|:generateContent|"
+                             r"/v1/completions", re.I)
+#: Method names, or receivers, of what may be the app's own model client (`llm_helper.get_chat_completion`).
+_APP_LLM = re.compile(r"^a?(get_)?(chat|chat_completions?|completion|complete|generate|generate_answer|ask|ask_llm|"
+                      r"call_llm|llm_call|run_llm|query_llm|invoke_llm|get_answer|get_completion|"
+                      r"get_chat_completion\w*|chat_with_\w+|answer|respond)$")
+_APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chat_?client|model_?client|completion", re.I)
+_URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|indexes|vector\w*)\b", re.I)
+_FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
+
+
+def _looks_like_retrieval(qual: str, url_text: str) -> bool:
+    """Does an HTTP call whose URL is not fully known look like retrieval: a search-like path in the part
+    that is known, or no known part at all in a function named for retrieval?"""
+    if _URL_RETRIEVAL.search(url_text or ""):
+        return True
+    literal = C.PLACEHOLDER_RE.sub("", url_text or "").strip()
+    return not literal and bool(_FN_RETRIEVAL.search((qual or "").rsplit(".", 1)[-1]))

@@ -31,7 +31,15 @@ __all__ = ["SqlSimilaritySites", "security_placeholder", "value_origin"]
 SQL_EXEC = ("execute", "executemany", "fetch", "fetchrow", "fetchval", "fetch_all", "fetch_one",
             "exec_driver_sql")
 _SIMILARITY = re.compile(r"<->|<=>|<#>|cosine_distance")
-_SECURITY_COL = re.compile(r"\b\w*(group|acl|allowed|permission|role|user_ids|tenant)\w*\b", re.I)
+_SECURITY_COL = re.compile(r"\b\w*(group|acl|allowed|permission|role|user_ids?|tenant|principal|owner|member|"
+                           r"reader|viewer|created_by|visib|share)\w*\b", re.I)
+#: Tables holding who may see what (a JOIN on one of them trims by whatever its WHERE binds).
+_ACL_TABLE = re.compile(r"acl|permission|access|share|member|grant|visib|entitle|right", re.I)
+_JOIN = re.compile(r"\bjoin\s+(?:[\w\"]+\.)?\"?(\w+)\"?(?:\s+(?:as\s+)?(?!on\b)(\w+))?", re.I)
+_FROM_TABLES = re.compile(r"\b(?:from|join)\s+(?:only\s+)?(?:[\w\"]+\.)?\"?(\w+)\"?", re.I)
+#: The caller's identity set on the connection, for row-level security policies to read.
+_SETS_IDENTITY = re.compile(r"set_config\s*\(|\bSET\s+(?:LOCAL\s+)?(?:SESSION\s+)?(?:ROLE\b|\"?\w+\"?\.\w+)|"
+                            r"set_session_authorization|postgrest\.auth\s*\(|\.auth\.set_session\s*\(", re.I)
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s|(?<![:\w]):([A-Za-z_]\w*)|\$(\d+)|%s|\?")
 _SESSION = re.compile(r"\bsession\b|current_user|\bg\.user|\btoken\b|claims|identity|\bauth\w*|\blogin\b|"
                       r"request\.user\b|request\.state\.user", re.I)
@@ -40,12 +48,21 @@ _WHERE = re.compile(r"\bwhere\b(.*?)(?:\bgroup\s+by\b|\border\s+by\b|\blimit\b|$
 
 
 def security_placeholder(sql: str) -> tuple[str, str, int | None] | None:
-    """(clause, placeholder name or "", positional index) of the WHERE's security clause, or None."""
+    """(clause, placeholder name or "", positional index) of the WHERE's security clause, or None.
+
+    A clause is a security clause when it filters a security-named column (`allowed_groups && %s`,
+    `owner_id = :uid`, `principal_id = ANY(%s)`) or any column of a joined table holding who may see
+    what (`JOIN document_acl a ON ... WHERE a.subject = %s`)."""
     m = _WHERE.search(sql)
     if not m:
         return None
+    acl_aliases = set()
+    for j in _JOIN.finditer(sql):
+        if _ACL_TABLE.search(j.group(1)):
+            acl_aliases.update(x.lower() for x in (j.group(1), j.group(2)) if x)
     for clause in re.split(r"\band\b", m.group(1), flags=re.I):
-        if not _SECURITY_COL.search(clause):
+        qualified = {q.lower() for q in re.findall(r"\b(\w+)\s*\.\s*\w+", clause)}
+        if not (_SECURITY_COL.search(clause) or qualified & acl_aliases):
             continue
         p = _PLACEHOLDER.search(clause)
         if p is None:
@@ -68,7 +85,7 @@ def value_origin(texts: list[str]) -> str:
         return "request"
     if len(plain) < len(texts):
         return "session"
-    if any(_SESSION.search(t) for t in texts):
+    if any(_SESSION.search(t) or C.is_identity_expr(t) for t in texts):
         return "session"
     return "unknown"
 
@@ -86,15 +103,22 @@ class SqlSimilaritySites:
                 sql_node = sql_node.args[0]
             v = self.r.resolve(sql_node, self.ctx(func, cls))
             sql, _ = C.text_of(v, "python")
+            conditional: list[tuple[str, Any]] = []
+            if (not sql or not _SIMILARITY.search(sql)) and isinstance(sql_node, ast.Name) and func is not None:
+                sql, conditional = self._assembled_sql(sql_node.id, func, cls, call.lineno)
             if not sql or not _SIMILARITY.search(sql):
                 continue
-            found = security_placeholder(sql)
             where = f"{self.rel}:{call.lineno}"
+            self._row_level_security(sql, call, qual, func, where)
+            found = security_placeholder(sql)
             if found is None:
                 continue
             clause, name, index = found
+            guard = next((test for part, test in conditional if clause.split()[0] in part), None)
+            if guard is not None:
+                self._sql_guard(clause, guard, call, qual, func, cls, where)
             node = self._bound_value(call, name, index)
-            texts = self._texts(node, func) if node is not None else []
+            texts = self._texts(node, func, index if isinstance(node, ast.Name) else None) if node is not None else []
             origin = value_origin(texts) if texts else "unknown"
             shown = texts[-1] if texts else "?"
             self.out.acl_sites.append(AclSite(
@@ -104,6 +128,73 @@ class SqlSimilaritySites:
                 self.out.fail_open.append(FailOpen(
                     file=self.rel, line=call.lineno, function=qual or "<module>", kind="ids_from_request",
                     evidence=f"{clause[:80]} bound to {shown[:80]}", site=where))
+
+    def _assembled_sql(self, name: str, func: Any, cls: str | None, line: int) -> tuple[str, list[tuple[str, Any]]]:
+        """The SQL a local is built into by `+=` (every part, as if each branch ran), and the parts added
+        under an `if` with its test: a WHERE clause appended only in a branch."""
+        assigns, _ = self.mod.locals_of(func)
+        entries = [e for e in assigns.get(name, ()) if e.line < line]
+        start = max((i for i, e in enumerate(entries) if e.kind == "assign"), default=None)
+        if start is None:
+            return "", []
+        ctx = self.ctx(func, cls)
+        texts = [C.text_of(self.r.resolve(entries[start].value, ctx), "python")[0]]
+        conditional: list[tuple[str, Any]] = []
+        ifs = [n for n in self.mod.nodes_of(func).get(ast.If, ())]
+        for e in entries[start + 1:]:
+            if e.kind != "aug" or not isinstance(e.value, ast.AugAssign) or not isinstance(e.value.op, ast.Add):
+                continue
+            part = C.text_of(self.r.resolve(e.value.value, ctx), "python")[0]
+            texts.append(part)
+            if e.block is not None:
+                test = next((n.test for n in ifs if n.lineno == e.block[0]), None)
+                if test is not None:
+                    conditional.append((part, test))
+        return " ".join(texts), conditional
+
+    def _sql_guard(self, clause: str, test: Any, call: ast.Call, qual: str, func: Any, cls: str | None,
+                   where: str) -> None:
+        """The security clause is appended only under `if <test>`: without the value, the query is untrimmed."""
+        from ragdiag.codescan.python_acl import presence_of
+
+        value = presence_of(test)
+        text = unparse(test, 80)
+        if value is not None and isinstance(value, ast.Name):
+            param = next((p for p in self.mod.params_of(func) if p.name == value.id), None)
+            default = param.default if param is not None else None
+            empty = param is not None and (default is None or (isinstance(default, ast.Constant) and not default.value)
+                                           or (isinstance(default, (ast.List, ast.Tuple)) and not default.elts))
+            if empty:
+                was = f"defaults to {unparse(default, 20)}" if default is not None else "may be empty"
+                self.out.fail_open.append(FailOpen(
+                    file=self.rel, line=call.lineno, function=qual or "<module>", kind="dropped_when_absent",
+                    evidence=f"{clause[:80]} is added only `if {text}`; {value.id} {was}: without it the "
+                             f"similarity query returns every row", site=where))
+                return
+        self.out.fail_open.append(FailOpen(
+            file=self.rel, line=call.lineno, function=qual or "<module>", kind="dropped_when_absent",
+            evidence=f"{clause[:80]} is added only `if {text}`: when that is false the similarity query "
+                     f"returns every row", site=where))
+
+    def _row_level_security(self, sql: str, call: ast.Call, qual: str, func: Any, where: str) -> None:
+        """Row-level security on the tables the query reads (policies in the tree's SQL keyed on the caller)."""
+        from ragdiag.codescan.sql_catalog import identity_policies, sql_catalog
+
+        cat = sql_catalog(self.project)
+        if not cat.policies:
+            return
+        tables = tuple(dict.fromkeys(m.group(1) for m in _FROM_TABLES.finditer(sql)))
+        policies = identity_policies(cat, tables)
+        if not policies:
+            return
+        pol = policies[0]
+        sets = _SETS_IDENTITY.search(self.fn_low(func) if func is not None else "") or _SETS_IDENTITY.search(self.source)
+        detail = (f"row-level security on {', '.join(sorted({p.table for p in policies}))} ({pol.location}: "
+                  f"{pol.identity}); the connection " + (f"sets the caller ({sets.group(0).strip()[:40]})" if sets
+                                                         else "sets no visible identity"))
+        self.out.acl_sites.append(AclSite(file=self.rel, line=call.lineno, function=qual or "<module>",
+                                          mechanism="row_level_security", detail=detail[:300], site=where,
+                                          language="python"))
 
     @staticmethod
     def _bound_value(call: ast.Call, name: str, index: int | None) -> ast.AST | None:
@@ -125,12 +216,26 @@ class SqlSimilaritySites:
         rest = call.args[1:]  # asyncpg: conn.fetch(sql, a, b) binds $1, $2
         return rest[index] if index < len(rest) else None
 
-    def _texts(self, node: ast.AST, func: Any) -> list[str]:
-        """The value's text, its local assignments and, for a parameter, the callers' arguments (one hop)."""
+    def _texts(self, node: ast.AST, func: Any, index: int | None = None) -> list[str]:
+        """The value's text, its local assignments and, for a parameter, the callers' arguments (one hop).
+
+        A local list filled by `.append(...)` (`params.append(groups)`) stands for what is appended
+        (the `index`-th append for a positional placeholder); the local's own name is no data."""
         texts = [unparse(node, 200)]
         if not isinstance(node, ast.Name) or func is None:
             return texts
-        texts += self._assigned(node.id, func)
+        appended = [n.args[0] for n in self.mod.nodes_of(func).get(ast.Call, ())
+                    if isinstance(n.func, ast.Attribute) and n.func.attr == "append" and n.args
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == node.id]
+        appended.sort(key=lambda n: n.lineno)
+        if appended:
+            pick = appended[index] if index is not None and index < len(appended) else None
+            return self._texts(pick, func) if pick is not None else [unparse(a, 200) for a in appended]
+        assigned = self._assigned(node.id, func)
+        if assigned:
+            texts = assigned
+        else:
+            texts += assigned
         args = [a.arg for a in func.args.posonlyargs + func.args.args]
         if node.id in args and len(texts) == 1:
             pos = args.index(node.id)

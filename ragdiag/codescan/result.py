@@ -27,6 +27,7 @@ from ragdiag.codescan.model import (
     Drift,
     FailOpen,
     FrontendDefault,
+    Gap,
     GoldsetFile,
     LLMCallSite,
     PromptRule,
@@ -39,6 +40,15 @@ from ragdiag.codescan.prompts import contradictions
 
 #: Call-site kinds that send Azure AI Search requests (compared by `drift`).
 AZURE_KINDS = ("azure_search", "rest_search")
+#: Site kinds whose search the service builds from a retrieval configuration the app sends.
+DELEGATING_KINDS = ("on_your_data", "agentic_retrieval")
+#: Gaps that leave the retrieval side (sites, their parameters, trimming) incompletely read.
+RETRIEVAL_GAPS = ("unresolved_param", "http_wrapper", "unsupported_language", "unreadable_file",
+                  "sql_function_missing")
+#: Gaps that leave the answer side (model calls and what their prompts hold) incompletely read.
+LLM_GAPS = ("llm_wrapper", "unresolved_context", "unsupported_language", "unreadable_file")
+#: Parameters whose being unresolved leaves the permission trimming of a site unknown.
+ACL_PARAMS = ("filter", "query_source_authorization")
 #: Sources of a value that is application configuration, the same for every request (not a caller's argument).
 CONFIG_SOURCES = ("attribute:", "settings:", "env:", "import:", "constant:")
 
@@ -67,8 +77,16 @@ class _FilterState:
     security: str | None                   # "present", "absent" or None (unknown)
 
 
+def _opaque_body(site: SearchCallSite) -> bool:
+    """A REST site whose body the scanner could not read: a parameter it does not pass is unknown, not absent."""
+    b = site.params.get("body")
+    return b is not None and not b.resolved
+
+
 def _filter_state(site: SearchCallSite) -> _FilterState:
     p = site.params.get("filter")
+    if p is None and _opaque_body(site):
+        return _FilterState(None, False, None)
     if p is None:
         return _FilterState([], True, "absent")
     if isinstance(p.value, str):
@@ -108,6 +126,7 @@ class CodeScan:
     agent_graphs: tuple[AgentGraph, ...] = ()
     frontend_defaults: tuple[FrontendDefault, ...] = ()
     eval_result_files: tuple[GoldsetFile, ...] = ()
+    gaps: tuple[Gap, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # -- views ----------------------------------------------------------------------------
@@ -117,6 +136,25 @@ class CodeScan:
         if scope == "all":
             return tuple(items)
         return tuple(i for i in items if getattr(i, "site_class", "request") == scope)
+
+    def gaps_in(self, kinds: tuple[str, ...] = RETRIEVAL_GAPS, scope: str = "request",
+                params: tuple[str, ...] | None = None) -> tuple[Gap, ...]:
+        """What the scan could not read, of `kinds`, on the request path (`scope="all"`: anywhere).
+
+        A file the scanner could not read has no site class of its own: it counts on every scope.
+        `params` keeps only the ``unresolved_param`` gaps of those parameters (``ACL_PARAMS``:
+        the ones that decide trimming)."""
+        out = []
+        for g in self.gaps:
+            if g.kind not in kinds:
+                continue
+            if params is not None and g.kind == "unresolved_param" and g.param not in params:
+                continue
+            if scope != "all" and g.kind not in ("unsupported_language", "unreadable_file") \
+                    and getattr(g, "site_class", "request") != scope:
+                continue
+            out.append(g)
+        return tuple(out)
 
     def request_sites(self) -> tuple[SearchCallSite, ...]:
         """Search calls on the request path."""
@@ -162,7 +200,10 @@ class CodeScan:
                 "sites": [a.location for a in sites]}
 
     def builders(self, scope: str = "request") -> tuple[Builder, ...]:
-        """Modules that build search requests: those holding a call site or a helper feeding one."""
+        """Modules that build search requests: those holding a call site or a helper feeding one.
+
+        A site whose search the service builds (On your data, a knowledge agent) makes no builder:
+        the app sends a retrieval configuration, not a search request."""
         key = f"builders:{scope}"
         if key in self._cache:
             return self._cache[key]
@@ -177,11 +218,13 @@ class CodeScan:
             m["sites"].add(site)
 
         for s in self.all_call_sites(scope):
+            if s.kind in DELEGATING_KINDS:
+                continue  # the service builds that search (On your data, a knowledge agent): no builder here
             add(s.module, s.file, s.function, s.location)
             if s.builder:
                 module, _, qual = s.builder.partition(":")
                 add(module, None, qual, s.location)
-        files_by_module = {s.module: s.file for s in self.all_call_sites(scope)}
+        files_by_module = {s.module: s.file for s in self.all_call_sites(scope) if s.kind not in DELEGATING_KINDS}
         out = []
         for module in sorted(mods):
             m = mods[module]
@@ -235,7 +278,7 @@ class CodeScan:
         # a configured filter the scanner cannot read (a setting, an attribute, a constant, the environment)
         # that some sites pass and others do not: the same configuration applies on one path only
         opaque: dict[str, list[str]] = {}
-        unfiltered = [s.location for s in sites if s.params.get("filter") is None]
+        unfiltered = [s.location for s in sites if s.params.get("filter") is None and not _opaque_body(s)]
         for s in sites:
             p = s.params.get("filter")
             if p is not None and p.expression and p.source.startswith(CONFIG_SOURCES) \
@@ -259,6 +302,8 @@ class CodeScan:
             values: dict[str, list[str]] = {}
             for s in sites:
                 p = s.params.get(name)
+                if p is None and _opaque_body(s):
+                    continue
                 if p is None:
                     values.setdefault("<unset>", []).append(s.location)
                 elif p.resolved:
@@ -295,8 +340,15 @@ class CodeScan:
         return tuple(s for s in self.search_calls if s.shared_text)
 
     def unbounded_llm_calls(self, scope: str = "all") -> tuple[LLMCallSite, ...]:
-        """LLM calls that receive retrieved context with no visible bound."""
-        return tuple(c for c in self.in_scope(self.llm_calls, scope) if c.retrieved_context and not c.context_bounded)
+        """LLM calls that receive retrieved context with no visible budget, source cap or truncation at the
+        prompt (those bounded only by a fixed result count included: `count_bounded_llm_calls`); calls
+        whose context could not be traced (`context_unresolved`) are neither bounded nor unbounded."""
+        return tuple(c for c in self.in_scope(self.llm_calls, scope)
+                     if c.retrieved_context and not c.context_bounded and not c.context_unresolved)
+
+    def count_bounded_llm_calls(self, scope: str = "all") -> tuple[LLMCallSite, ...]:
+        """Unbounded calls whose prompt holds the whole chunks of a fixed number of results (bounded by count)."""
+        return tuple(c for c in self.unbounded_llm_calls(scope) if c.count_bound is not None)
 
     def citations_validated(self) -> bool | None:
         """True if some citation handler validates ids, False if handlers exist but none does, None if none."""
@@ -331,6 +383,7 @@ class CodeScan:
             "budget_units": [b.to_dict() for b in self.budget_units],
             "agent_graphs": [g.to_dict() for g in self.agent_graphs],
             "frontend_defaults": [f.to_dict() for f in self.frontend_defaults],
+            "gaps": [g.to_dict() for g in self.gaps],
             "builders": [b.to_dict() for b in self.builders()],
             "builders_all": [b.to_dict() for b in self.builders("all")],
             "drift": [d.to_dict() for d in self.drift()],
@@ -374,6 +427,7 @@ class CodeScan:
             "injection_risks": [s.location for s in self.injection_risks()],
             "goldset_files": [g.path for g in self.goldset_files],
             "skipped": len(self.skipped),
+            "gaps": [f"{g.location} {g.kind}" for g in self.gaps_in(scope="request")],
         }
 
     def __repr__(self) -> str:

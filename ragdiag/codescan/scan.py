@@ -15,15 +15,18 @@ file.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import scanner_for
 from ragdiag.codescan.model import (
+    Gap,
     ResolvedValue,
     Skipped,
 )
@@ -96,11 +99,7 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         if scanner is not None:
             result = scanner.scan(project, rel, text)
             if scanner.name in ("python", "js"):
-                from ragdiag.codescan.classify import entry_flags
-
-                flags = entry_flags(scanner.name, rel, text)
-                if flags:
-                    result.functions = [(rel, flags)]
+                result.functions = _graph_nodes(scanner.name, rel, text)
             return result
         result = C.FileResult(scanned=True)
         result.prompt_rules.extend(prompt_rules(text, file=rel))
@@ -111,35 +110,17 @@ def scan_file(project: C.Project, rel: str) -> C.FileResult:
         return result
 
 
-def _call_graph(project: C.Project, merged: C.FileResult) -> list[Any]:
-    """The light call graph, built only for the languages that have a site whose path says nothing.
+def _call_graph(project: C.Project, merged: C.FileResult) -> Any:
+    """The call graph of the whole tree, from the nodes each file yielded while it was scanned (no second read)."""
+    from ragdiag.codescan.reach import CallGraph, langgraph_entries
 
-    (A site under `tests/` or in a notebook is classified by its path alone; the
-    graph is only needed to tell request-path code from script-only code
-    elsewhere, so a tree without such sites costs no second read.)
-    """
-    from ragdiag.codescan.classify import FuncNode, _lang, path_class
-
-    flags = dict(merged.functions)
-    if not any("request" in f for f in flags.values()):
-        # no request entry point anywhere: reachability cannot change a class; keep the scripts' module level
-        return [FuncNode(rel, "<module>", "<module>", 1, 10**9, set(), "script")
-                for rel, f in flags.items() if "script" in f]
-    wanted: set[str] = set()
-    for name in ("search_calls", "llm_calls", "security_filters", "acl_sites", "fail_open", "delegated",
-                 "thresholds", "budget_units", "agent_graphs"):
-        for rec in getattr(merged, name):
-            if path_class(rec.file)[0] is None:
-                wanted.add(_lang(rec.file))
-    nodes: list[Any] = []
+    served: list[str] = []
     for rel in project.files:
-        kind = _kind_of(rel)
-        if kind not in ("python", "js") or ("py" if kind == "python" else "js") not in wanted:
-            continue
-        text = project.read_text(rel)
-        if text is not None and not (kind == "js" and _bundled(rel, text)):
-            nodes.extend(_graph_nodes(kind, rel, text))
-    return nodes
+        if rel.rsplit("/", 1)[-1] == "langgraph.json":
+            text = project.read_text(rel)
+            base = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+            served.extend(base + f for f in langgraph_entries(text or ""))
+    return CallGraph(list(merged.functions), tuple(served))
 
 
 def _bundled(rel: str, text: str) -> bool:
@@ -151,13 +132,34 @@ def _bundled(rel: str, text: str) -> bool:
 
 
 def _graph_nodes(kind: str, rel: str, text: str) -> list[Any]:
-    from ragdiag.codescan.classify import FuncNode, js_graph, python_graph
+    from ragdiag.codescan.reach import js_graph, python_graph
 
     if kind == "python":
         return python_graph(rel, text)
-    if kind == "js":
+    if kind == "js" and not _bundled(rel, text):
         return js_graph(rel, text)
-    return [FuncNode(rel, "<module>", "<module>", 1, 10**9, set(), "script")]
+    return []
+
+
+#: Allocations between two young collections of the cyclic garbage collector while a scan runs (CPython's default: 700).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+@contextmanager
+def _rarer_collections() -> Iterator[None]:
+    """Young garbage collections made rarer for the scan's duration (the thresholds are restored after).
+
+    A scan allocates millions of short-lived AST nodes while the modules it resolves against stay
+    parsed; at CPython's default threshold (700) the collector runs every few hundred nodes, promotes
+    nodes that are about to die anyway and re-traverses the live modules again and again: about a
+    quarter of the scan's CPU time on langchain-community. At 10,000 the peak memory is the same
+    (the nodes are freed by reference counting); nothing is disabled and no result changes."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), old[1], old[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 # ---- parallel workers ---------------------------------------------------------------------
@@ -168,6 +170,8 @@ _WORKER_PROJECT: C.Project | None = None
 def _init_worker(root: str, files: list[str], max_file_bytes: int, check_syntax: bool) -> None:
     global _WORKER_PROJECT
     _WORKER_PROJECT = C.Project(Path(root), files, max_file_bytes, check_syntax)
+    old = gc.get_threshold()  # a worker process does nothing but scan (see `_rarer_collections`)
+    gc.set_threshold(max(old[0], GC_YOUNG_THRESHOLD), old[1], old[2])
 
 
 def _worker_scan(rel: str) -> C.FileResult:
@@ -185,6 +189,11 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
     for could be in them) are not parsed, so a syntax error in such a file is
     not reported; `check_syntax=True` parses every file and reports them all.
     """
+    with _rarer_collections():
+        return _scan_path(root, max_file_bytes, workers, check_syntax)
+
+
+def _scan_path(root: str | os.PathLike[str], max_file_bytes: int, workers: int, check_syntax: bool) -> CodeScan:
     base = Path(root)
     tree = None
     if base.is_file():
@@ -217,33 +226,77 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
         scanned += res.scanned
         for name in _MERGED:
             getattr(merged, name).extend(getattr(res, name))
-    from ragdiag.codescan.classify import CallGraph
     from ragdiag.codescan.goldsets import classify_goldsets
 
     _callers_pass_request_data(merged)
-    graph = CallGraph(_call_graph(project, merged))
+    graph = _call_graph(project, merged)
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
     def order(items: Iterable[Any]) -> tuple[Any, ...]:
         return tuple(sorted((_classified(r, graph) for r in items),
                             key=lambda r: (r.file, r.line, getattr(r, "kind", ""))))
 
+    from ragdiag.codescan.gaps import derive_gaps, trace_context
+
+    llm_calls, context_gaps = trace_context(_through_wrappers(merged), merged.search_calls)
+    gaps = [*merged.gaps, *derive_gaps(project, merged.search_calls, merged.skipped), *context_gaps]
+
     return CodeScan(
         root=base.as_posix(), files_scanned=scanned,
         search_calls=order(merged.search_calls), vector_queries=order(merged.vector_queries),
-        llm_calls=order(merged.llm_calls), budget_constants=order(merged.budget_constants),
+        llm_calls=order(llm_calls), budget_constants=order(merged.budget_constants),
         citation_checks=order(merged.citation_checks), prompt_rules=order(merged.prompt_rules),
         security_filters=order(merged.security_filters), goldset_files=tuple(goldset),
         skipped=tuple(sorted(merged.skipped, key=lambda s: s.file)),
         acl_sites=order(merged.acl_sites), fail_open=order(merged.fail_open), delegated=order(merged.delegated),
         thresholds=order(merged.thresholds), budget_units=order(merged.budget_units),
         agent_graphs=order(merged.agent_graphs), frontend_defaults=order(merged.frontend_defaults),
-        eval_result_files=tuple(eval_results))
+        eval_result_files=tuple(eval_results), gaps=order(gaps))
 
 
 _MERGED = ("search_calls", "vector_queries", "llm_calls", "budget_constants", "citation_checks", "prompt_rules",
            "security_filters", "skipped", "acl_sites", "fail_open", "delegated", "thresholds", "budget_units",
-           "agent_graphs", "frontend_defaults", "functions", "arg_origins")
+           "agent_graphs", "frontend_defaults", "functions", "arg_origins", "gaps", "llm_wrappers")
+
+
+def _through_wrappers(merged: C.FileResult) -> list[Any]:
+    """Model calls through the app's own client: keep the callers of a wrapper, judge them, not the wrapper.
+
+    A wrapper is a function whose model call's prompt is one of its parameters (`def
+    get_chat_completion(self, messages): return self.client.chat.completions.create(messages=messages)`).
+    The scanners record every call that may go through such a client (`kind="app_client"`, `via` the
+    method name); those whose name matches a wrapper anywhere in the tree are model calls, given the
+    wrapper's kind and name (`via` = its qualified name), the rest are dropped. A wrapper with callers
+    is not judged itself (its prompt is theirs); one without any keeps its `context_unresolved` gap."""
+    import dataclasses
+
+    wrappers: dict[str, tuple[str, str, int]] = {}
+    for name, qual, file, line in merged.llm_wrappers:
+        wrappers.setdefault(name, (qual, file, line))
+    kinds = {(c.file, c.line): c.kind for c in merged.llm_calls if c.kind != "app_client"}
+    called: set[str] = set()
+    out: list[Any] = []
+    for c in merged.llm_calls:
+        if c.kind != "app_client":
+            out.append(c)
+            continue
+        hit = wrappers.get(c.via)
+        if hit is None or (c.file, c.function.rsplit(".", 1)[-1]) == (hit[1], c.via):
+            continue
+        called.add(c.via)
+        out.append(dataclasses.replace(c, kind=kinds.get((hit[1], hit[2]), "other"), via=f"{hit[0]} ({hit[1]}:{hit[2]})"))
+    final = []
+    for c in out:
+        name = c.function.rsplit(".", 1)[-1]
+        if c.context_unresolved.startswith("the prompt is the parameter") and name in called:
+            c = dataclasses.replace(c, context_unresolved="", retrieved_context=False,
+                                    bound_evidence="the app's model client: its callers' prompts are judged at their calls")
+        elif c.context_unresolved.startswith("the prompt is the parameter"):
+            merged.gaps.append(Gap(file=c.file, line=c.line, kind="llm_wrapper", function=c.function,
+                                   detail=c.context_unresolved + "; no caller of it was found in the tree",
+                                   site=c.location, language=c.language, cell=c.cell))
+        final.append(c)
+    return final
 
 
 def _callers_pass_request_data(merged: C.FileResult) -> None:

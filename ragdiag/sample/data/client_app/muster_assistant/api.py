@@ -41,3 +41,22 @@ def template(name: str, request: ChatRequest) -> dict:
 @app.post("/v1/definition")
 def legacy_definition(request: ChatRequest) -> dict:
     return {"hits": legacy_definition_search(kb.client, request.question)}
+
+
+@app.post("/agent")
+async def agent(request: ChatRequest) -> dict:
+    import os
+
+    from .agents.search_agent import SearchAgent
+
+    agent = SearchAgent(os.environ["MUSTER_SEARCH_KEY"], os.environ["MUSTER_OPENAI_KEY"], acl_filter_for(request))
+    return {"answer": await agent.run(request.question)}
+
+
+@app.get("/v1/overview")
+def legacy_overview(term: str) -> dict:
+    import os
+
+    from .legacy.old_templates import legacy_overview_search
+
+    return {"hits": legacy_overview_search(term, os.environ["MUSTER_SEARCH_KEY"])}

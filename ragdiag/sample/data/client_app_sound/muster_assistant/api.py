@@ -39,3 +39,10 @@ def template(name: str, request: ChatRequest, identity: CurrentIdentity) -> dict
 @app.post("/v1/definition")
 def legacy_definition(request: ChatRequest, identity: CurrentIdentity) -> dict:
     return {"hits": legacy_definition_search(request.question, identity)}
+
+
+@app.post("/agent")
+async def agent(request: ChatRequest, identity: CurrentIdentity) -> dict:
+    from .agents.search_agent import SearchAgent
+
+    return {"answer": await SearchAgent(identity).run(request.question)}

@@ -1,0 +1,129 @@
+"""What the scan knows it does not know: the gaps derived from the sites and the skipped files.
+
+The scanners record the gaps they meet while reading a file (an HTTP call of the app's own
+wrapper whose URL they cannot resolve, a model call whose prompt they cannot trace). Two more
+kinds are derived here, once the whole tree is read:
+
+* ``unresolved_param``: a search site whose filter (the parameter trimming and drift verdicts
+  rest on), body, `top` or `k` is an expression the resolver could not follow. Values known per
+  caller but different between callers (source ``callers``) are not gaps: they are known;
+* ``unsupported_language`` / ``unreadable_file``: a file the scanner skipped (a language it
+  does not read, a syntax error, a file too large or not UTF-8) whose text mentions retrieval.
+
+A gap carries the file:line and the expression, so a check can say exactly what it could not
+resolve instead of passing on what it could.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.model import Gap, SearchCallSite, Skipped
+
+__all__ = ["derive_gaps"]
+
+#: Parameters whose unresolved value leaves a verdict open (filter: trimming and drift; top/k: pools).
+GAP_PARAMS = ("filter", "body", "top", "k")
+#: Words that make a skipped file matter: it may hold retrieval or its prompt.
+_RETRIEVAL_TEXT = re.compile(r"search|retriev|vector|embedding|similarity|knn|docs/search|pgvector|"
+                             r"chat/completions|openai", re.I)
+_NOT_SOURCE = ("binary file", "minified or bundled")
+
+
+def _unresolved(site: SearchCallSite) -> Iterable[tuple[str, str]]:
+    for name in GAP_PARAMS:
+        p = site.params.get(name)
+        if p is None or p.resolved or p.source == "callers":
+            continue
+        if name == "filter" and (isinstance(p.value, str) or C.SECURITY_NAME_RE.search(p.expression or "")):
+            continue  # a partly known string keeps its clauses; a helper named like a security filter is one
+        if name in ("top", "k") and p.override and p.value is not None:
+            continue
+        yield name, p.expression or p.source
+
+
+def derive_gaps(project: Any, sites: Iterable[SearchCallSite], skipped: Iterable[Skipped]) -> list[Gap]:
+    """Gaps of unresolved search parameters and of skipped files that mention retrieval."""
+    out: list[Gap] = []
+    for s in sites:
+        for name, expr in _unresolved(s):
+            out.append(Gap(file=s.file, line=s.line, kind="unresolved_param", param=name,
+                           detail=f"{name}: {expr}"[:240], function=s.function, site=s.location,
+                           language=s.language, cell=s.cell))
+    for sk in skipped:
+        if any(sk.reason.startswith(x) for x in _NOT_SOURCE):
+            continue
+        text = project.read_text(sk.file) if not sk.reason.startswith(("larger than", "unreadable")) else None
+        if text is not None and not _RETRIEVAL_TEXT.search(text):
+            continue
+        kind = "unsupported_language" if sk.reason.startswith("unsupported language") else "unreadable_file"
+        out.append(Gap(file=sk.file, line=1, kind=kind, detail=sk.reason[:240], language=""))
+    return out
+
+
+def _count(site: SearchCallSite) -> tuple[int | None, str, str]:
+    """(how many results a site returns when known, else None; the expression when not; what overrides it)."""
+    for name in ("top", "k"):
+        p = site.params.get(name)
+        if p is None:
+            continue
+        if p.resolved and isinstance(p.value, int) and not isinstance(p.value, bool):
+            return p.value, "", p.override
+        return None, f"{name}: {p.expression or p.source}", p.override
+    return None, "no top or k passed", ""
+
+
+def trace_context(llm_calls: list[Any], sites: list[SearchCallSite]) -> tuple[list[Any], list[Gap]]:
+    """Follow each model call's prompt back to the searches that fill it (here and one call away, across
+    files); a prompt filled by searches of a fixed result count is bounded by count (`count_bound`),
+    one whose count the request sets or that grows over a loop of searches is not, and a count the
+    scanner cannot resolve is a gap.
+
+    The scanners record the sites whose results feed a prompt in the same file (`context_from`) and the
+    functions called to produce its inputs (`context_calls`); a function of that name holding a search
+    site anywhere in the tree is followed (matched by name, as the call graph is)."""
+    import dataclasses
+
+    by_loc = {s.location: s for s in sites}
+    by_func: dict[str, list[SearchCallSite]] = {}
+    for s in sites:
+        by_func.setdefault(s.function.rsplit(".", 1)[-1], []).append(s)
+    out: list[Any] = []
+    gaps: list[Gap] = []
+    for c in llm_calls:
+        found = [by_loc[loc] for loc in c.context_from if loc in by_loc]
+        for name in c.context_calls:
+            found += [s for s in by_func.get(name, ()) if s.location not in c.context_from]
+        found = list({s.location: s for s in found}.values())
+        if not found:
+            out.append(c)
+            continue
+        froms = tuple(s.location for s in found)
+        counts = [(_count(s), s) for s in found]
+        unknown = [f"{s.location} ({why})" for (n, why, _o), s in counts if n is None]
+        requested = [f"{s.location} ({o})" for (n, _w, o), s in counts if n is not None and o.startswith("request")]
+        change: dict[str, Any] = {"context_from": froms, "retrieved_context": True}
+        if c.context_bounded:
+            pass
+        elif c.context_accumulated:
+            change["bound_evidence"] = (f"the results of {', '.join(froms[:3])} accumulate over a loop of searches: "
+                                        f"a count bound holds per search, not for the prompt")
+        elif unknown:
+            change["context_unresolved"] = "result count not known: " + "; ".join(unknown)[:240]
+            change["bound_evidence"] = change["context_unresolved"]
+            gaps.append(Gap(file=c.file, line=c.line, kind="unresolved_context", function=c.function,
+                            detail=change["context_unresolved"], site=c.location, language=c.language,
+                            cell=c.cell))
+        elif requested:
+            change["bound_evidence"] = "the request sets the result count: " + "; ".join(requested)[:200]
+        else:
+            total = sum(n for (n, _w, _o), _s in counts if n is not None)
+            change["count_bound"] = total
+            change["bound_evidence"] = ("only by the result count: " + ", ".join(
+                f"the {n} results of {s.location}" for (n, _w, _o), s in counts)
+                + " (whole chunks, no token budget)")[:300]
+        out.append(dataclasses.replace(c, **change))
+    return out, gaps
