@@ -189,7 +189,8 @@ class LLMSites:
     def _string(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None) -> None:
         own = literal_text(node)
         source = text(node)
-        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{")))
+        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{"))
+                           or C.identity_clauses(source))
         is_sql = bool(_SQL_RE.search(own)) and bool(_SQL_KEYWORDS.search(own) or "cosine_distance" in own)
         if not (is_security or is_sql):
             return

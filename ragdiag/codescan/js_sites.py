@@ -366,7 +366,9 @@ class SearchSites:
         params: dict[str, Val] = {}
         channels: dict[str, str | None] = {}
         if args:
-            channels["search_text"] = self.ref(self.r.resolve(args[0], ctx))
+            text_val = self.r.resolve(args[0], ctx)
+            channels["search_text"] = self.ref(text_val)
+            params["search_text"] = text_val  # as in Python: `"*"` lists the index; callers may fill a parameter
         builder = opts.builder if opts is not None else None
         if opts is not None and opts.kind == "dict" and opts.items is not None:
             items = opts.items

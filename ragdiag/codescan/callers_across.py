@@ -1,0 +1,395 @@
+"""Values a site's function is handed by its callers in other modules: `k`, `top`, the filter, the query text.
+
+A search inside the application's own function shows its parameters only: `def search(self, query,
+k=3): self.index.search(q, k)` reads `default:k`, `SimilaritySearch(text, k, filter)` reads
+`parameter:k`. What is sent is what the callers pass (`vector_db.search(emb, k=15)` in another
+module, `SimilaritySearch(msg, 10, \\`user eq '${id}'\\`)`). The per-file scanners follow callers
+within a module only (`python_callers`); this pass runs once the whole tree is merged and follows
+them across modules:
+
+* callers are the functions of the call graph that call the site's function by name, outside test
+  files (test calls never run on a request); a method is called through `self`/`cls` in its own
+  file or through a name bound to an instance of its class (`vector_db = VectorStore()`), so a
+  same-named method of another class is not taken for a caller;
+* each call's argument for the parameter is read by keyword or by position (a caller that omits it
+  sends the parameter's default, when it has one);
+* every caller passes the same known value: the value, resolved, with the callers as provenance;
+  values differ: unresolved, the expression lists them per caller (never one value picked); a
+  caller passes an expression not known here: a default the site already read stays (its override
+  says callers can change it), an unresolved parameter shows the callers' expressions (a filter
+  template keeps its text). No caller found: the site is left as it was.
+
+A filter resolved this way that holds a security clause (a security field, or any field compared
+with the caller's own identity) is a permission-trimming mechanism of the site.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from typing import Any
+
+from ragdiag.codescan import _common as C
+from ragdiag.codescan.model import AclSite, ResolvedValue
+
+__all__ = ["resolve_from_callers"]
+
+#: Parameters whose value a check judges (pool sizes, the query text, the filter).
+_PARAMS = ("k", "top", "filter", "search_text", "text_k", "top_n_documents")
+_FROM_PARAM = re.compile(r"(?:^|\s)(parameter|default):([A-Za-z_$][\w$]*)\b")
+_TEST = re.compile(r"(^|/)(tests?|__tests__|spec|e2e)(/|$)|(^|/)(test_[^/]*|[^/]*_tests?\.py|conftest\.py|"
+                   r"[^/]*\.(test|spec)\.[jt]sx?)$", re.I)
+_MISSING = object()
+
+
+def _is_py(rel: str) -> bool:
+    return rel.endswith(".py")
+
+
+# ---- parsing the files once ----------------------------------------------------------------------------------
+
+class _Trees:
+    def __init__(self, project: Any) -> None:
+        self.project = project
+        self._py: dict[str, Any] = {}
+        self._js: dict[str, Any] = {}
+
+    def text(self, rel: str) -> str:
+        return self.project.read_text(rel) or ""
+
+    def py(self, rel: str) -> ast.Module | None:
+        if rel not in self._py:
+            try:
+                self._py[rel] = ast.parse(self.text(rel))
+            except (SyntaxError, ValueError):
+                self._py[rel] = None
+        return self._py[rel]
+
+    def js(self, rel: str) -> Any:
+        if rel not in self._js:
+            try:
+                from ragdiag.codescan.js_index import parser
+
+                self._js[rel] = parser(rel).parse(self.text(rel).encode("utf-8", "replace")).root_node
+            except Exception:  # noqa: BLE001 - a file tree-sitter cannot read adds no caller
+                self._js[rel] = None
+        return self._js[rel]
+
+
+# ---- the function's parameters ---------------------------------------------------------------------------------
+
+def _py_params(trees: _Trees, rel: str, name: str, line: int) -> tuple[list[str], dict[str, ast.expr]] | None:
+    tree = trees.py(rel)
+    if tree is None:
+        return None
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name \
+                and n.lineno <= line <= (n.end_lineno or n.lineno):
+            if best is None or n.lineno > best.lineno:
+                best = n
+    if best is None:
+        return None
+    a = best.args
+    positional = [p.arg for p in (*a.posonlyargs, *a.args)]
+    if positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]
+    defaults = dict(zip([p.arg for p in (*a.posonlyargs, *a.args)][len(a.posonlyargs) + len(a.args)
+                                                                  - len(a.defaults):], a.defaults, strict=False))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    return positional, defaults
+
+
+def _js_params(trees: _Trees, rel: str, name: str, line: int) -> tuple[list[str], dict[str, Any]] | None:
+    """Parameter names of the JS/TS function `name` enclosing `line` (declaration, arrow or method)."""
+    root = trees.js(rel)
+    if root is None:
+        return None
+    best = None
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.named_children)
+        if n.type not in ("function_declaration", "arrow_function", "function_expression", "method_definition",
+                          "function"):
+            continue
+        if not (n.start_point[0] + 1 <= line <= n.end_point[0] + 1):
+            continue
+        own = n.child_by_field_name("name")
+        label = own.text.decode() if own is not None else ""
+        if not label and n.parent is not None and n.parent.type == "variable_declarator":
+            decl = n.parent.child_by_field_name("name")
+            label = decl.text.decode() if decl is not None else ""
+        if label == name and (best is None or n.start_point[0] >= best.start_point[0]):
+            best = n
+    if best is None:
+        return None
+    params = best.child_by_field_name("parameters") or best.child_by_field_name("parameter")
+    if params is None:
+        return None
+    if params.type == "identifier":
+        return [params.text.decode()], {}
+    out, defaults = [], {}
+    for p in params.named_children:
+        target = p.child_by_field_name("pattern") or p.child_by_field_name("left") or p
+        pname = target.text.decode() if target.type == "identifier" else ""
+        out.append(pname)
+        default = p.child_by_field_name("value") or p.child_by_field_name("right")
+        if pname and default is not None:
+            defaults[pname] = default
+    return out, defaults
+
+
+# ---- argument values -------------------------------------------------------------------------------------------
+
+def _py_value(node: ast.expr) -> tuple[Any, bool, str, tuple[str, ...]]:
+    """(value, resolved, expression, interpolated expressions) of a caller's argument."""
+    expr = ast.unparse(node)[:160]
+    try:
+        return ast.literal_eval(node), True, expr, ()
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    if isinstance(node, ast.JoinedStr):
+        parts, vars_ = [], []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                inner = ast.unparse(v.value) if isinstance(v, ast.FormattedValue) else ast.unparse(v)
+                parts.append("{" + inner + "}")
+                vars_.append(inner)
+        return "".join(parts), False, expr, tuple(vars_)
+    return None, False, expr, ()
+
+
+def _js_value(node: Any) -> tuple[Any, bool, str, tuple[str, ...]]:
+    from ragdiag.codescan.js_index import string_value, unwrap
+
+    node = unwrap(node) or node
+    expr = " ".join(node.text.decode("utf-8", "replace").split())[:160]
+    t = node.type
+    if t == "number":
+        try:
+            num = float(expr)
+            return (int(num) if num.is_integer() else num), True, expr, ()
+        except ValueError:
+            return None, False, expr, ()
+    if t == "string":
+        return string_value(node), True, expr, ()
+    if t in ("undefined", "null") or expr in ("undefined", "null"):
+        return None, True, expr, ()
+    if t in ("true", "false"):
+        return t == "true", True, expr, ()
+    if t == "template_string":
+        parts, vars_ = [], []
+        for c in node.named_children:
+            if c.type == "template_substitution":
+                inner = " ".join(c.text.decode("utf-8", "replace")[2:-1].split())
+                parts.append("${" + inner + "}")
+                vars_.append(inner)
+            else:
+                parts.append(c.text.decode("utf-8", "replace"))
+        if not node.named_children:
+            return expr.strip("`"), True, expr, ()
+        raw = node.text.decode("utf-8", "replace")[1:-1]
+        return (raw if vars_ else raw), not vars_, expr, tuple(vars_)
+    return None, False, expr, ()
+
+
+# ---- callers ---------------------------------------------------------------------------------------------------
+
+def _instances(trees: _Trees, files: list[str], cls: str) -> set[str]:
+    """Names bound to an instance of `cls` anywhere in `files` (`vector_db = VectorStore()`, `x: VectorStore`)."""
+    pat = re.compile(rf"\b([A-Za-z_$][\w$]*)\s*(?::\s*[\w.]+\s*)?=\s*(?:new\s+)?(?:[\w$]+\.)*{re.escape(cls)}\s*\(|"
+                     rf"\b([A-Za-z_$][\w$]*)\s*:\s*{re.escape(cls)}\b")
+    out: set[str] = set()
+    for rel in files:
+        text = trees.text(rel)
+        if cls in text:
+            out |= {m.group(1) or m.group(2) for m in pat.finditer(text)}
+    return out
+
+
+def _py_calls(tree: ast.Module, name: str) -> list[tuple[ast.Call, str, str]]:
+    """(call, receiver text, enclosing function name) of every call of `name` in a module."""
+    out = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            here = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
+            if isinstance(child, ast.Call):
+                f = child.func
+                if isinstance(f, ast.Attribute) and f.attr == name:
+                    out.append((child, ast.unparse(f.value), owner))
+                elif isinstance(f, ast.Name) and f.id == name:
+                    out.append((child, "", owner))
+            visit(child, here)
+
+    visit(tree, "<module>")
+    return out
+
+
+def _js_calls(root: Any, name: str) -> list[tuple[Any, str, str]]:
+    out = []
+    stack = [(root, "<module>")]
+    while stack:
+        n, owner = stack.pop()
+        if n.type in ("function_declaration", "method_definition"):
+            own = n.child_by_field_name("name")
+            owner = own.text.decode() if own is not None else owner
+        elif n.type == "variable_declarator":
+            own = n.child_by_field_name("name")
+            owner = own.text.decode() if own is not None else owner
+        if n.type == "call_expression":
+            f = n.child_by_field_name("function")
+            if f is not None and f.type == "identifier" and f.text.decode() == name:
+                out.append((n, "", owner))
+            elif f is not None and f.type == "member_expression":
+                prop = f.child_by_field_name("property")
+                if prop is not None and prop.text.decode() == name:
+                    obj = f.child_by_field_name("object")
+                    out.append((n, obj.text.decode() if obj is not None else "", owner))
+        stack.extend((c, owner) for c in n.named_children)
+    return out
+
+
+def _caller_files(graph: Any, site_file: str, name: str) -> list[str]:
+    py = _is_py(site_file)
+    files = {n.file for n in graph.nodes if name in n.calls and _is_py(n.file) == py and not _TEST.search(n.file)}
+    return sorted(files)
+
+
+def _variants(trees: _Trees, graph: Any, site: Any, name: str, cls: str | None,
+              wanted: dict[str, str]) -> dict[str, list[tuple[Any, bool, str, tuple[str, ...], str]]] | None:
+    """Per parameter, what each caller passes: (value, resolved, expression, vars, where); None: no caller."""
+    py = _is_py(site.file)
+    if py:
+        sig = _py_params(trees, site.file, name, site.line)
+        if sig is None:
+            return None
+        positional, defaults = sig
+    else:
+        js = _js_params(trees, site.file, name, site.line)
+        if js is None:
+            return None
+        positional, defaults = js
+    files = _caller_files(graph, site.file, name)
+    same_language = [f for f in graph.by_file if _is_py(f) == py]
+    instances = _instances(trees, same_language, cls) if cls else set()
+    out: dict[str, list[tuple[Any, bool, str, tuple[str, ...], str]]] = {k: [] for k in wanted}
+    found = 0
+    for rel in files:
+        tree = trees.py(rel) if py else trees.js(rel)
+        if tree is None:
+            continue
+        calls = _py_calls(tree, name) if py else _js_calls(tree, name)
+        for call, receiver, owner in calls:
+            if owner == name and rel == site.file:
+                continue  # the function calling itself (or the wrapped library call of the same name)
+            if cls:
+                root = receiver.split(".", 1)[0].split("[", 1)[0]
+                if receiver in ("self", "cls", "this"):
+                    if rel != site.file:
+                        continue
+                elif root not in instances and receiver.rsplit(".", 1)[-1] not in instances:
+                    continue
+            elif receiver and not py and receiver not in ("",):
+                continue  # `obj.name(...)` is some object's method, not the module function
+            where = f"{owner} ({rel}:{call.lineno if py else call.start_point[0] + 1})"
+            if py:
+                args = list(call.args)
+                kws = {k.arg: k.value for k in call.keywords if k.arg}
+                if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords):
+                    return None  # `f(*a)`, `f(**kw)`: the mapping of arguments is not readable
+            else:
+                from ragdiag.codescan.js_index import args_of
+
+                args = args_of(call)
+                kws = {}
+                if any(a.type == "spread_element" for a in args):
+                    return None
+            found += 1
+            for key, pname in wanted.items():
+                node = kws.get(pname, _MISSING)
+                if node is _MISSING and pname in positional and positional.index(pname) < len(args):
+                    node = args[positional.index(pname)]
+                if node is _MISSING:
+                    if pname in defaults:
+                        value = _py_value(defaults[pname]) if py else _js_value(defaults[pname])
+                        out[key].append((*value, where))
+                    else:
+                        out[key].append((None, not py, "absent", (), where))  # JS: undefined
+                    continue
+                out[key].append((*(_py_value(node) if py else _js_value(node)), where))
+    return out if found else None
+
+
+def _merged(p: ResolvedValue, variants: list[tuple[Any, bool, str, tuple[str, ...], str]]) -> ResolvedValue:
+    values = {repr(v[0]) for v in variants}
+    prov = "; ".join(v[4] for v in variants[:3])
+    if all(v[1] for v in variants) and len(values) == 1:
+        return dataclasses.replace(p, value=variants[0][0], resolved=True, source="callers", provenance=prov[:300],
+                                   expression=p.expression or variants[0][2], override="", from_fstring=False,
+                                   fstring_vars=())
+    if len(variants) == 1 or len({v[2] for v in variants}) == 1:
+        v = variants[0]
+        return dataclasses.replace(p, value=v[0], resolved=False, source="callers", provenance=prov[:300],
+                                   expression=f"{v[2]} from {v[4]}"[:300], override="", from_fstring=bool(v[3]),
+                                   fstring_vars=tuple(v[3]))
+    shown = "; ".join(f"{v[2]} from {v[4]}" for v in variants[:4])
+    return dataclasses.replace(p, value=None, resolved=False, source="callers", provenance=prov[:300],
+                               expression=shown[:300], override="", from_fstring=False, fstring_vars=())
+
+
+def resolve_from_callers(project: Any, merged: Any, graph: Any) -> None:
+    """Replace the parameters a site reads from its function's parameters with what its callers pass."""
+    trees = _Trees(project)
+    out = []
+    for site in merged.search_calls:
+        wanted: dict[str, str] = {}
+        for key in _PARAMS:
+            p = site.params.get(key)
+            if p is None or p.source == "callers":
+                continue
+            m = _FROM_PARAM.search(p.source) or (_FROM_PARAM.search(p.override) if not p.resolved else None)
+            if m:
+                wanted[key] = m.group(2)
+        if not wanted:
+            out.append(site)
+            continue
+        parts = site.function.split(".")
+        name, cls = parts[-1], (parts[-2] if len(parts) > 1 else None)
+        try:
+            variants = _variants(trees, graph, site, name, cls, wanted)
+        except (RecursionError, ValueError, AttributeError):
+            variants = None
+        if not variants:
+            out.append(site)
+            continue
+        params = dict(site.params)
+        for key, vs in variants.items():
+            if not vs:
+                continue
+            if params[key].resolved and not all(v[1] for v in vs):
+                continue  # a caller passes a value not known here: the default (with its override) says more
+            params[key] = _merged(params[key], vs)
+        site = dataclasses.replace(site, params=params)
+        _acl_from_callers(merged, site, params.get("filter"))
+        out.append(site)
+    merged.search_calls[:] = out
+
+
+def _acl_from_callers(merged: Any, site: Any, f: ResolvedValue | None) -> None:
+    """A filter the callers pass that holds a security clause is the site's trimming mechanism."""
+    if f is None or f.source != "callers" or not isinstance(f.value, str):
+        return
+    if not (C.SECURITY_FILTER_RE.search(f.value) or C.identity_clauses(f.value)):
+        return
+    mech = "sql_where" if site.kind == "sql_similarity" else "odata_filter" \
+        if site.kind in ("azure_search", "rest_search", "on_your_data", "agentic_retrieval") else "framework_filter"
+    if any(a.site == site.location and a.mechanism == mech for a in merged.acl_sites):
+        return
+    merged.acl_sites.append(AclSite(file=site.file, line=site.line, function=site.function, mechanism=mech,
+                                    detail=f"{f.value[:160]} (passed by {f.provenance[:120]})", site=site.location,
+                                    language=site.language))
