@@ -10,7 +10,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.js_index import args_of, field, line, text
-from ragdiag.codescan.js_llm import language
+from ragdiag.codescan.js_llm import COMPLETION_CALLS, language
 from ragdiag.codescan.model import AclSite, DelegatedRetrieval
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, export
@@ -122,7 +122,7 @@ class SearchSites:
             self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
         else:
             kind = self._llm_kind(name, receiver, last)
-            if kind and args and name.endswith(("completions.create", "responses.create")):
+            if kind and args and name.endswith(COMPLETION_CALLS):
                 body = self.r.resolve(args[0], ctx)  # the SDK's request object: On your data sits in it
                 extra = body.get("extra_body") if body.kind == "dict" else None
                 if body.kind == "dict" and (body.get("data_sources") or body.get("dataSources")):
