@@ -265,3 +265,18 @@ def test_reassigned_let_is_not_guessed(tmp_path):
     a, b = s.search_calls
     assert not a.param("top").resolved and a.param("top").source == "local:top (reassigned)"
     assert b.value("top") == 7 and b.param("top").source == "local:fixed"
+
+
+def test_sdk_options_without_top_get_the_services_default_50_but_spread_options_do_not(tmp_path):
+    src = (
+        'import { SearchClient } from "@azure/search-documents";\n'
+        'const client = new SearchClient("e", "i", null as any);\n'
+        "export async function a(q: string) {\n  return client.search(q, { filter: \"kind eq 'x'\" });\n}\n"
+        "export async function b(q: string) {\n  return client.search(q, { top: 7, filter: \"kind eq 'x'\" });\n}\n"
+        "export async function c(q: string, extra: any) {\n"
+        "  return client.search(q, { ...extra, filter: \"kind eq 'x'\" });\n}\n"
+    )
+    got = {s.function: s.params.get("top") for s in scan(tmp_path, {"src/search.ts": src}).search_calls}
+    assert (got["a"].value, got["a"].outcome) == (50, "library_default")
+    assert (got["b"].value, got["b"].outcome) == (7, "resolved")
+    assert got["c"] is None or got["c"].outcome != "library_default"

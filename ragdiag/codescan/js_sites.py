@@ -373,6 +373,10 @@ class SearchSites:
         if opts is not None and opts.kind == "dict" and opts.items is not None:
             items = opts.items
             params.update({C.JS_SDK_PARAMS[k]: v for k, v in items.items() if k in C.JS_SDK_PARAMS})
+            if "top" not in items and is_sdk and not opts.builder and not opts.open:
+                # the SDK's options all listed (no unknown spread) without `top`: the service returns its default 50
+                params["top"] = C.lit(50, "library_default:azure_search").copy(override="parameter",
+                                                                               prov="Azure AI Search default")
             sem = items.get("semanticSearchOptions")
             if sem is not None and sem.kind == "dict" and sem.items:
                 if "configurationName" in sem.items:
