@@ -164,3 +164,36 @@ def test_a_ts_filter_from_the_caller_on_a_non_identity_value_is_no_trimming(tmp_
     assert not any(a.site == sim.location for a in scan.acl_sites)
     # a query text from the caller's variable is no listing: the site stays on the request path
     assert sim.site_class == "request"
+
+
+SEARCH_PY = '''from azure.search.documents import SearchClient
+
+client = SearchClient("e", "groups", None)
+
+
+def hybrid_search(query, user_id, active_group_id=None):
+    return list(client.search(search_text=query, filter=f"group_id eq '{active_group_id}'", top=5))
+'''
+
+
+def _flask(group_expr: str) -> str:
+    return ("from flask import Flask, request\n\nfrom functions_search import hybrid_search\nfrom groups import mine\n\n"
+            "app = Flask(__name__)\n\n\n@app.route('/api/chat', methods=['POST'])\ndef chat_api():\n"
+            "    data = request.get_json()\n    user_id = 'u'\n"
+            f"    active_group_id = {group_expr}\n"
+            "    search_args = {'query': data.get('message'), 'user_id': user_id, 'active_group_id': active_group_id}\n"
+            "    return hybrid_search(**search_args)\n")
+
+
+def test_a_group_id_the_caller_takes_from_the_request_is_ids_from_request_even_through_a_kwargs_dict(tmp_path):
+    root = _tree(tmp_path, {"app.py": _flask("data.get('active_group_id')"), "functions_search.py": SEARCH_PY,
+                            "groups.py": "def mine(user_id):\n    return 'g'\n"})
+    hits = [f for f in scan_path(root).fail_open if f.kind == "ids_from_request"]
+    assert len(hits) == 1 and hits[0].site == "functions_search.py:7"
+    assert "request.get_json()" in hits[0].evidence and "chat_api (app.py:" in hits[0].evidence
+
+
+def test_a_group_id_the_caller_looks_up_server_side_is_no_request_id(tmp_path):
+    root = _tree(tmp_path, {"app.py": _flask("mine(user_id)"), "functions_search.py": SEARCH_PY,
+                            "groups.py": "def mine(user_id):\n    return 'g'\n"})
+    assert not [f for f in scan_path(root).fail_open if f.kind == "ids_from_request"]

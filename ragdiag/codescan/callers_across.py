@@ -33,7 +33,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.model import AclSite, ResolvedValue
 
-__all__ = ["resolve_from_callers"]
+__all__ = ["request_ids_from_callers", "resolve_from_callers"]
 
 #: Parameters whose value a check judges (pool sizes, the query text, the filter).
 _PARAMS = ("k", "top", "filter", "search_text", "text_k", "top_n_documents")
@@ -393,3 +393,116 @@ def _acl_from_callers(merged: Any, site: Any, f: ResolvedValue | None) -> None:
     merged.acl_sites.append(AclSite(file=site.file, line=site.line, function=site.function, mechanism=mech,
                                     detail=f"{f.value[:160]} (passed by {f.provenance[:120]})", site=site.location,
                                     language=site.language))
+
+
+# ---- security ids a caller takes from the request ----------------------------------------------------------------
+
+_CLAUSE = re.compile(r"\b([A-Za-z_][\w/]*)\s+(?:eq|ne)\s+'?\{([A-Za-z_]\w*)\}|search\.in\(\s*([A-Za-z_]\w*)\s*,\s*'?\{"
+                     r"([A-Za-z_]\w*)\}")
+
+
+def _py_all_params(trees: _Trees, rel: str, name: str, line: int) -> list[str]:
+    tree = trees.py(rel)
+    for n in ast.walk(tree) if tree is not None else ():
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name \
+                and n.lineno <= line <= (n.end_lineno or n.lineno):
+            a = n.args
+            return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    return []
+
+
+def _enclosing(tree: ast.Module, line: int) -> ast.AST:
+    best: ast.AST = tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= line <= (n.end_lineno or n.lineno):
+            if best is tree or n.lineno > getattr(best, "lineno", 0):
+                best = n
+    return best
+
+
+def _origins(scope: ast.AST, node: ast.expr, depth: int = 0) -> list[str]:
+    """The texts `node` comes from in `scope`: itself, and (two steps) what its root name was assigned."""
+    out = [ast.unparse(node)[:200]]
+    if depth >= 2:
+        return out
+    root = node
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if isinstance(root, ast.Name):
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == root.id for t in n.targets):
+                out += _origins(scope, n.value, depth + 1)
+    return out
+
+
+def _dict_arg(scope: ast.AST, name: str, key: str) -> ast.expr | None:
+    """The value `key` has in the local dict `name` handed over as `**name` (a literal, or `name[key] = v`)."""
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets) \
+                and isinstance(n.value, ast.Dict):
+            for k, v in zip(n.value.keys, n.value.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == key:
+                    return v
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == name \
+                        and isinstance(t.slice, ast.Constant) and t.slice.value == key:
+                    return n.value
+    return None
+
+
+def request_ids_from_callers(project: Any, merged: Any, graph: Any) -> None:
+    """A security clause comparing with a parameter its callers fill from the request is `ids_from_request`.
+
+    (`hybrid_search(query, user_id, active_group_id=None)` filters `group_id eq '{active_group_id}'`; the
+    route calls it with `active_group_id = data.get('active_group_id')`, `data = request.get_json()`, even
+    through `**search_args`: any caller may name any group.) Python callers, as the call graph finds them."""
+    from ragdiag.codescan.model import FailOpen
+
+    trees = _Trees(project)
+    seen = {(f.site, f.kind) for f in merged.fail_open}
+    sites_of: dict[tuple[str, str], list[Any]] = {}
+    for s in merged.search_calls:
+        sites_of.setdefault((s.file, s.function), []).append(s)
+    for sf in merged.security_filters:
+        if not sf.file.endswith(".py") or sf.from_request or not sf.fstring:
+            continue
+        clauses = [(m.group(1) or m.group(3), m.group(2) or m.group(4)) for m in _CLAUSE.finditer(sf.expression)]
+        clauses = [(fld, var) for fld, var in clauses if C.SECURITY_FIELD_RE.match(fld.split("/")[0])]
+        if not clauses:
+            continue
+        name = sf.function.rsplit(".", 1)[-1]
+        params = _py_all_params(trees, sf.file, name, sf.line)
+        wanted = {var: fld for fld, var in clauses if var in params}
+        if not wanted:
+            continue
+        for rel in _caller_files(graph, sf.file, name):
+            tree = trees.py(rel)
+            if tree is None:
+                continue
+            for call, _receiver, owner in _py_calls(tree, name):
+                scope = _enclosing(tree, call.lineno)
+                for var, fld in wanted.items():
+                    node = next((k.value for k in call.keywords if k.arg == var), None)
+                    if node is None:
+                        for k in call.keywords:
+                            if k.arg is None and isinstance(k.value, ast.Name):
+                                node = _dict_arg(scope, k.value.id, var)
+                    if node is None and var in params and params.index(var) < len(call.args):
+                        node = call.args[params.index(var)]
+                    if node is None:
+                        continue
+                    texts = _origins(scope, node)
+                    if not any(C.is_request_expr(t) or C.CLIENT_DATA_RE.search(t) for t in texts) \
+                            or any(C.is_identity_expr(t) for t in texts):
+                        continue
+                    sites = sites_of.get((sf.file, sf.function), [])
+                    site = min(sites, key=lambda s: abs(s.line - sf.line)) if sites else None
+                    loc = site.location if site is not None else f"{sf.file}:{sf.line}"
+                    if (loc, "ids_from_request") in seen:
+                        continue
+                    seen.add((loc, "ids_from_request"))
+                    merged.fail_open.append(FailOpen(
+                        file=sf.file, line=sf.line, function=sf.function, kind="ids_from_request",
+                        evidence=(f"{fld} is compared with the parameter {var}; {owner} ({rel}:{call.lineno}) passes "
+                                  f"{' <- '.join(texts[:3])}")[:300], site=loc, language="python"))

@@ -200,9 +200,10 @@ def scan_path(root: str | os.PathLike[str], *, max_file_bytes: int = 1_000_000,
 
     _callers_pass_request_data(merged)
     graph = _call_graph(project, merged)
-    from ragdiag.codescan.callers_across import resolve_from_callers
+    from ragdiag.codescan.callers_across import request_ids_from_callers, resolve_from_callers
 
     resolve_from_callers(project, merged, graph)  # k, top, filter, query text passed by other modules' callers
+    request_ids_from_callers(project, merged, graph)  # security ids callers take from the request
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
     def order(items: Iterable[Any]) -> tuple[Any, ...]:
