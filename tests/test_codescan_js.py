@@ -280,3 +280,27 @@ def test_sdk_options_without_top_get_the_services_default_50_but_spread_options_
     assert (got["a"].value, got["a"].outcome) == (50, "library_default")
     assert (got["b"].value, got["b"].outcome) == (7, "resolved")
     assert got["c"] is None or got["c"].outcome != "library_default"
+
+
+def test_a_query_engine_over_an_index_built_elsewhere_is_delegated_retrieval(tmp_path):
+    engine = (
+        'import { VectorStoreIndex } from "llamaindex";\n\n'
+        "export function engine(index: VectorStoreIndex) {\n  return index.asQueryEngine({ similarityTopK: 3 });\n}\n"
+    )
+    plain = 'import { VectorStoreIndex } from "llamaindex";\n\nexport const n = 1;\n'
+    got = scan(tmp_path, {"src/engine.ts": engine, "src/other.ts": plain})
+    rows = [d for d in got.delegated if d.file == "src/engine.ts"]
+    assert len(rows) == 1 and rows[0].framework == "llamaindex" and rows[0].kind == "vector_store"
+    assert (rows[0].settings["k"].value, rows[0].settings["k"].resolved) == (3, True)
+    assert not [d for d in got.delegated if d.file == "src/other.ts"]
+
+
+def test_a_retriever_beside_its_store_adds_no_second_delegated_row(tmp_path):
+    src = (
+        'import { FaissStore } from "@langchain/community/vectorstores/faiss";\n'
+        'import { OpenAIEmbeddings } from "@langchain/openai";\n\n'
+        "export async function retriever() {\n"
+        '  const store = await FaissStore.load("idx", new OpenAIEmbeddings());\n  return store.asRetriever();\n}\n'
+    )
+    rows = [d for d in scan(tmp_path, {"src/r.ts": src}).delegated if d.file == "src/r.ts"]
+    assert len(rows) == 1 and rows[0].store == "FaissStore"

@@ -118,6 +118,14 @@ class SearchSites:
                                             text(node)[:120])
             self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
                                                    None, name))
+            if not any(d.file == self.rel for d in self.out.delegated):
+                # a retriever or query engine the framework runs over an index built elsewhere: the framework
+                # builds the search (delegated), with the settings this call passes
+                framework = "llamaindex" if llama else "langchain"
+                self.out.delegated.append(DelegatedRetrieval(
+                    file=self.rel, line=line(node), function=qual or "<module>", kind="vector_store",
+                    framework=framework, store="", settings={k: export(v) for k, v in params.items()},
+                    defaults={"similarity_top_k": 2} if llama else {"k": 4}, call=name, language=language(self.rel)))
         elif last in SQL_FUNCS:
             self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
         else:
