@@ -197,3 +197,15 @@ def test_a_group_id_the_caller_looks_up_server_side_is_no_request_id(tmp_path):
     root = _tree(tmp_path, {"app.py": _flask("mine(user_id)"), "functions_search.py": SEARCH_PY,
                             "groups.py": "def mine(user_id):\n    return 'g'\n"})
     assert not [f for f in scan_path(root).fail_open if f.kind == "ids_from_request"]
+
+
+def test_a_name_called_from_more_files_than_an_apps_wrapper_has_is_not_followed(tmp_path):
+    # a library's generic method (thirteen modules calling `search`): no caller is taken for the app's
+    files = {"app.py": ROUTE, "core/vector_store.py": STORE,
+             "core/rag.py": "from core.vector_store import vector_db\n\n\ndef answer(q):\n"
+                            "    return vector_db.search([0.0] * 8, k=15)\n"}
+    for i in range(12):
+        files[f"core/user{i}.py"] = ("from core.vector_store import vector_db\n\n\ndef f(q):\n"
+                                     f"    return vector_db.search([0.0] * 8, k={20 + i})\n")
+    k = _site(_tree(tmp_path, files), "core/vector_store.py")[0].params["k"]
+    assert (k.value, k.source, k.override) == (3, "default:k", "parameter:k")

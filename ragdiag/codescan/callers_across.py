@@ -41,6 +41,8 @@ _FROM_PARAM = re.compile(r"(?:^|\s)(parameter|default):([A-Za-z_$][\w$]*)\b")
 _TEST = re.compile(r"(^|/)(tests?|__tests__|spec|e2e)(/|$)|(^|/)(test_[^/]*|[^/]*_tests?\.py|conftest\.py|"
                    r"[^/]*\.(test|spec)\.[jt]sx?)$", re.I)
 _MISSING = object()
+#: More files calling a name than an application's own wrapper has: a library's generic method, not followed.
+_MAX_CALLER_FILES = 12
 
 
 def _is_py(rel: str) -> bool:
@@ -50,13 +52,58 @@ def _is_py(rel: str) -> bool:
 # ---- parsing the files once ----------------------------------------------------------------------------------
 
 class _Trees:
-    def __init__(self, project: Any) -> None:
+    """Each file read and parsed at most once per scan; who calls a name, indexed once from the call graph."""
+
+    def __init__(self, project: Any, graph: Any = None) -> None:
         self.project = project
         self._py: dict[str, Any] = {}
         self._js: dict[str, Any] = {}
+        self._text: dict[Any, Any] = {}
+        self._calling: dict[str, set[str]] | None = None
+        self.graph = graph
 
     def text(self, rel: str) -> str:
-        return self.project.read_text(rel) or ""
+        if rel not in self._text:
+            self._text[rel] = self.project.read_text(rel) or ""
+        return self._text[rel]
+
+    def py_calls(self, rel: str, name: str) -> list[tuple[ast.Call, str, str]]:
+        """Calls of `name` in a Python file (all calls of the file indexed by callee name, once)."""
+        key = ("pycalls", rel)
+        if key not in self._text:
+            tree = self.py(rel)
+            self._text[key] = _py_call_index(tree) if tree is not None else {}  # type: ignore[index]
+        return self._text[key].get(name, [])  # type: ignore[index,union-attr]
+
+    def py_defs(self, rel: str, name: str) -> list[Any]:
+        key = ("pydefs", rel)
+        if key not in self._text:
+            tree = self.py(rel)
+            index: dict[str, list[Any]] = {}
+            for n in ast.walk(tree) if tree is not None else ():
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    index.setdefault(n.name, []).append(n)
+            self._text[key] = index  # type: ignore[index]
+        return self._text[key].get(name, [])  # type: ignore[index,union-attr]
+
+    def js_calls(self, rel: str, name: str) -> list[tuple[Any, str, str]]:
+        key = ("jscalls", rel)
+        if key not in self._text:
+            root = self.js(rel)
+            self._text[key] = _js_call_index(root) if root is not None else {}  # type: ignore[index]
+        return self._text[key].get(name, [])  # type: ignore[index,union-attr]
+
+    def calling(self, name: str) -> set[str]:
+        """Files with a function (or module code) calling `name`, test files left out."""
+        if self._calling is None:
+            index: dict[str, set[str]] = {}
+            for n in self.graph.nodes if self.graph is not None else ():
+                if _TEST.search(n.file):
+                    continue
+                for called in n.calls:
+                    index.setdefault(called, set()).add(n.file)
+            self._calling = index
+        return self._calling.get(name, set())
 
     def py(self, rel: str) -> ast.Module | None:
         if rel not in self._py:
@@ -80,15 +127,10 @@ class _Trees:
 # ---- the function's parameters ---------------------------------------------------------------------------------
 
 def _py_params(trees: _Trees, rel: str, name: str, line: int) -> tuple[list[str], dict[str, ast.expr]] | None:
-    tree = trees.py(rel)
-    if tree is None:
-        return None
     best = None
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name \
-                and n.lineno <= line <= (n.end_lineno or n.lineno):
-            if best is None or n.lineno > best.lineno:
-                best = n
+    for n in trees.py_defs(rel, name):
+        if n.lineno <= line <= (n.end_lineno or n.lineno) and (best is None or n.lineno > best.lineno):
+            best = n
     if best is None:
         return None
     a = best.args
@@ -199,38 +241,62 @@ def _js_value(node: Any) -> tuple[Any, bool, str, tuple[str, ...]]:
 
 # ---- callers ---------------------------------------------------------------------------------------------------
 
+_BOUND_LINE = re.compile(r"\s*(?:(?:export\s+)?(?:const|let|var)\s+)?(?:self\.|this\.)?([A-Za-z_$][\w$]*)\s*"
+                         r"(?::[^=\n]{0,80})?=\s*(?:await\s+)?(?:new\s+)?(?:[A-Za-z_$][\w$]*\.)*")
+_ANNOTATED = re.compile(r"([A-Za-z_$][\w$]*)\s*:\s*$")
+
+
 def _instances(trees: _Trees, files: list[str], cls: str) -> set[str]:
-    """Names bound to an instance of `cls` anywhere in `files` (`vector_db = VectorStore()`, `x: VectorStore`)."""
-    pat = re.compile(rf"\b([A-Za-z_$][\w$]*)\s*(?::\s*[\w.]+\s*)?=\s*(?:new\s+)?(?:[\w$]+\.)*{re.escape(cls)}\s*\(|"
-                     rf"\b([A-Za-z_$][\w$]*)\s*:\s*{re.escape(cls)}\b")
+    """Names bound to an instance of `cls` in `files` (`vector_db = VectorStore()`, `x: VectorStore`).
+
+    Each occurrence of the class name is looked at from its own position (what precedes it), so the cost
+    is the number of occurrences, not the size of the files."""
     out: set[str] = set()
     for rel in files:
         text = trees.text(rel)
-        if cls in text:
-            out |= {m.group(1) or m.group(2) for m in pat.finditer(text)}
+        i = text.find(cls)
+        while i != -1:
+            end = i + len(cls)
+            if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_$")) and \
+                    (end >= len(text) or not (text[end].isalnum() or text[end] in "_$")):
+                segment = text[max(text.rfind("\n", 0, i) + 1, i - 160):i]  # the line up to the class name
+                bound = _BOUND_LINE.fullmatch(segment)
+                if bound and text[end:end + 40].lstrip().startswith("("):
+                    out.add(bound.group(1))
+                else:
+                    annotated = _ANNOTATED.search(segment[-60:])
+                    if annotated:
+                        out.add(annotated.group(1))
+            i = text.find(cls, end)
     return out
 
 
-def _py_calls(tree: ast.Module, name: str) -> list[tuple[ast.Call, str, str]]:
-    """(call, receiver text, enclosing function name) of every call of `name` in a module."""
-    out = []
-
-    def visit(node: ast.AST, owner: str) -> None:
+def _py_call_index(tree: ast.Module) -> dict[str, list[tuple[ast.Call, str, str]]]:
+    """Every call of a module by callee name: (call, receiver text, enclosing function name)."""
+    out: dict[str, list[tuple[ast.Call, str, str]]] = {}
+    stack: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while stack:
+        node, owner = stack.pop()
         for child in ast.iter_child_nodes(node):
             here = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
             if isinstance(child, ast.Call):
                 f = child.func
-                if isinstance(f, ast.Attribute) and f.attr == name:
-                    out.append((child, ast.unparse(f.value), owner))
-                elif isinstance(f, ast.Name) and f.id == name:
-                    out.append((child, "", owner))
-            visit(child, here)
-
-    visit(tree, "<module>")
+                if isinstance(f, ast.Attribute):
+                    out.setdefault(f.attr, []).append((child, ast.unparse(f.value), owner))
+                elif isinstance(f, ast.Name):
+                    out.setdefault(f.id, []).append((child, "", owner))
+            stack.append((child, here))
     return out
 
 
-def _js_calls(root: Any, name: str) -> list[tuple[Any, str, str]]:
+def _js_call_index(root: Any) -> dict[str, list[tuple[Any, str, str]]]:
+    out: dict[str, list[tuple[Any, str, str]]] = {}
+    for name, item in _js_calls_all(root):
+        out.setdefault(name, []).append(item)
+    return out
+
+
+def _js_calls_all(root: Any) -> list[tuple[str, tuple[Any, str, str]]]:
     out = []
     stack = [(root, "<module>")]
     while stack:
@@ -243,27 +309,34 @@ def _js_calls(root: Any, name: str) -> list[tuple[Any, str, str]]:
             owner = own.text.decode() if own is not None else owner
         if n.type == "call_expression":
             f = n.child_by_field_name("function")
-            if f is not None and f.type == "identifier" and f.text.decode() == name:
-                out.append((n, "", owner))
+            if f is not None and f.type == "identifier":
+                out.append((f.text.decode(), (n, "", owner)))
             elif f is not None and f.type == "member_expression":
                 prop = f.child_by_field_name("property")
-                if prop is not None and prop.text.decode() == name:
+                if prop is not None:
                     obj = f.child_by_field_name("object")
-                    out.append((n, obj.text.decode() if obj is not None else "", owner))
+                    out.append((prop.text.decode(), (n, obj.text.decode() if obj is not None else "", owner)))
         stack.extend((c, owner) for c in n.named_children)
     return out
 
 
-def _caller_files(graph: Any, site_file: str, name: str) -> list[str]:
+def _caller_files(trees: _Trees, site_file: str, name: str) -> list[str]:
     py = _is_py(site_file)
-    files = {n.file for n in graph.nodes if name in n.calls and _is_py(n.file) == py and not _TEST.search(n.file)}
-    return sorted(files)
+    return sorted(f for f in trees.calling(name) if _is_py(f) == py)
 
 
 def _variants(trees: _Trees, graph: Any, site: Any, name: str, cls: str | None,
               wanted: dict[str, str]) -> dict[str, list[tuple[Any, bool, str, tuple[str, ...], str]]] | None:
     """Per parameter, what each caller passes: (value, resolved, expression, vars, where); None: no caller."""
     py = _is_py(site.file)
+    files = _caller_files(trees, site.file, name)
+    if cls:  # a method's callers use one of its instances (built where the class is called) or `self`
+        instances = _instances(trees, sorted({site.file, *files, *_caller_files(trees, site.file, cls)}), cls)
+        files = [f for f in files if f == site.file or any(i in trees.text(f) for i in instances)]
+    else:
+        instances = set()
+    if not files or len(files) > _MAX_CALLER_FILES:
+        return None  # nobody calls it, or a name so common (a library's `search`) that callers are not the app's
     if py:
         sig = _py_params(trees, site.file, name, site.line)
         if sig is None:
@@ -274,16 +347,10 @@ def _variants(trees: _Trees, graph: Any, site: Any, name: str, cls: str | None,
         if js is None:
             return None
         positional, defaults = js
-    files = _caller_files(graph, site.file, name)
-    same_language = [f for f in graph.by_file if _is_py(f) == py]
-    instances = _instances(trees, same_language, cls) if cls else set()
     out: dict[str, list[tuple[Any, bool, str, tuple[str, ...], str]]] = {k: [] for k in wanted}
     found = 0
     for rel in files:
-        tree = trees.py(rel) if py else trees.js(rel)
-        if tree is None:
-            continue
-        calls = _py_calls(tree, name) if py else _js_calls(tree, name)
+        calls = trees.py_calls(rel, name) if py else trees.js_calls(rel, name)
         for call, receiver, owner in calls:
             if owner == name and rel == site.file:
                 continue  # the function calling itself (or the wrapped library call of the same name)
@@ -344,7 +411,7 @@ def _merged(p: ResolvedValue, variants: list[tuple[Any, bool, str, tuple[str, ..
 
 def resolve_from_callers(project: Any, merged: Any, graph: Any) -> None:
     """Replace the parameters a site reads from its function's parameters with what its callers pass."""
-    trees = _Trees(project)
+    trees = _Trees(project, graph)
     out = []
     for site in merged.search_calls:
         wanted: dict[str, str] = {}
@@ -402,10 +469,8 @@ _CLAUSE = re.compile(r"\b([A-Za-z_][\w/]*)\s+(?:eq|ne)\s+'?\{([A-Za-z_]\w*)\}|se
 
 
 def _py_all_params(trees: _Trees, rel: str, name: str, line: int) -> list[str]:
-    tree = trees.py(rel)
-    for n in ast.walk(tree) if tree is not None else ():
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name \
-                and n.lineno <= line <= (n.end_lineno or n.lineno):
+    for n in trees.py_defs(rel, name):
+        if n.lineno <= line <= (n.end_lineno or n.lineno):
             a = n.args
             return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     return []
@@ -459,7 +524,7 @@ def request_ids_from_callers(project: Any, merged: Any, graph: Any) -> None:
     through `**search_args`: any caller may name any group.) Python callers, as the call graph finds them."""
     from ragdiag.codescan.model import FailOpen
 
-    trees = _Trees(project)
+    trees = _Trees(project, graph)
     seen = {(f.site, f.kind) for f in merged.fail_open}
     sites_of: dict[tuple[str, str], list[Any]] = {}
     for s in merged.search_calls:
@@ -476,11 +541,11 @@ def request_ids_from_callers(project: Any, merged: Any, graph: Any) -> None:
         wanted = {var: fld for fld, var in clauses if var in params}
         if not wanted:
             continue
-        for rel in _caller_files(graph, sf.file, name):
+        for rel in _caller_files(trees, sf.file, name):
             tree = trees.py(rel)
             if tree is None:
                 continue
-            for call, _receiver, owner in _py_calls(tree, name):
+            for call, _receiver, owner in trees.py_calls(rel, name):
                 scope = _enclosing(tree, call.lineno)
                 for var, fld in wanted.items():
                     node = next((k.value for k in call.keywords if k.arg == var), None)
