@@ -168,3 +168,61 @@ def test_a_model_called_over_plain_http_is_an_llm_call(tmp_path):
     by = {c.file: c for c in scan.llm_calls}
     assert by["chat.ts"].retrieved_context and not by["chat.ts"].context_bounded
     assert by["ask.py"].retrieved_context and by["ask.py"].context_bounded
+
+
+TS_SEARCH = """\
+import { SearchClient } from "@azure/search-documents";
+
+const client = new SearchClient("https://x.search.windows.net", "idx", null as any);
+
+export const findDocs = async (text: string, k: number): Promise<Array<{ content: string }>> => {
+  const results = await client.search(text, { top: k });
+  const out: Array<{ content: string }> = [];
+  for await (const r of results.results) out.push(r.document as any);
+  return out;
+};
+"""
+
+
+def _ts_chat(call: str) -> str:
+    # the documents reach the prompt through `push` in a loop over a helper's output: no assignment to trace
+    return f"""\
+import OpenAI from "openai";
+import {{ findDocs }} from "./search";
+
+export const answer = async (question: string): Promise<any> => {{
+  const openai = new OpenAI();
+  const found = await findDocs(question, 10);
+  const documents: string[] = [];
+  for (const d of tidy(found)) documents.push(d.content);
+  const context = documents.join("\\n");
+  return openai.{call}({{ model: "m", messages: [{{ role: "user", content: context + question }}] }});
+}};
+
+const tidy = (xs: Array<{{ content: string }}>) => xs;
+"""
+
+
+def test_a_streamed_ts_completion_fed_by_a_search_it_calls_is_bounded_by_its_count(specs, tmp_path):
+    root = tree(tmp_path, {"src/search.ts": TS_SEARCH, "src/chat.ts": _ts_chat("beta.chat.completions.stream")})
+    calls = [c for c in scan_path(root).llm_calls if c.file == "src/chat.ts"]
+    assert len(calls) == 1 and calls[0].kind == "openai_chat"  # `beta.chat.completions.stream` is a model call
+    assert calls[0].context_from == ("src/search.ts:6",) and calls[0].count_bound == 10
+
+
+def test_a_ts_model_call_in_a_function_that_searches_nothing_is_not_tied_to_a_search(tmp_path):
+    chat = _ts_chat("chat.completions.create").replace("await findDocs(question, 10)", "[{ content: question }]")
+    root = tree(tmp_path, {"src/search.ts": TS_SEARCH, "src/chat.ts": chat})
+    calls = [c for c in scan_path(root).llm_calls if c.file == "src/chat.ts"]
+    assert len(calls) == 1 and calls[0].context_from == () and calls[0].count_bound is None
+
+
+def test_a_count_that_a_run_time_expression_replaces_is_no_fixed_bound(tmp_path):
+    search = TS_SEARCH.replace("{ top: k }", "{ top: ctx?.top ? Number(ctx?.top) : 3 }").replace(
+        "(text: string, k: number)", "(text: string, ctx: any)")
+    root = tree(tmp_path, {"src/search.ts": search,
+                           "src/chat.ts": _ts_chat("chat.completions.create").replace("findDocs(question, 10)",
+                                                                                      "findDocs(question, opts)")})
+    call = next(c for c in scan_path(root).llm_calls if c.file == "src/chat.ts")
+    assert call.context_from == ("src/search.ts:6",) and call.count_bound is None
+    assert "run-time expression sets the result count" in call.bound_evidence

@@ -265,3 +265,42 @@ def test_reassigned_let_is_not_guessed(tmp_path):
     a, b = s.search_calls
     assert not a.param("top").resolved and a.param("top").source == "local:top (reassigned)"
     assert b.value("top") == 7 and b.param("top").source == "local:fixed"
+
+
+def test_sdk_options_without_top_get_the_services_default_50_but_spread_options_do_not(tmp_path):
+    src = (
+        'import { SearchClient } from "@azure/search-documents";\n'
+        'const client = new SearchClient("e", "i", null as any);\n'
+        "export async function a(q: string) {\n  return client.search(q, { filter: \"kind eq 'x'\" });\n}\n"
+        "export async function b(q: string) {\n  return client.search(q, { top: 7, filter: \"kind eq 'x'\" });\n}\n"
+        "export async function c(q: string, extra: any) {\n"
+        "  return client.search(q, { ...extra, filter: \"kind eq 'x'\" });\n}\n"
+    )
+    got = {s.function: s.params.get("top") for s in scan(tmp_path, {"src/search.ts": src}).search_calls}
+    assert (got["a"].value, got["a"].outcome) == (50, "library_default")
+    assert (got["b"].value, got["b"].outcome) == (7, "resolved")
+    assert got["c"] is None or got["c"].outcome != "library_default"
+
+
+def test_a_query_engine_over_an_index_built_elsewhere_is_delegated_retrieval(tmp_path):
+    engine = (
+        'import { VectorStoreIndex } from "llamaindex";\n\n'
+        "export function engine(index: VectorStoreIndex) {\n  return index.asQueryEngine({ similarityTopK: 3 });\n}\n"
+    )
+    plain = 'import { VectorStoreIndex } from "llamaindex";\n\nexport const n = 1;\n'
+    got = scan(tmp_path, {"src/engine.ts": engine, "src/other.ts": plain})
+    rows = [d for d in got.delegated if d.file == "src/engine.ts"]
+    assert len(rows) == 1 and rows[0].framework == "llamaindex" and rows[0].kind == "vector_store"
+    assert (rows[0].settings["k"].value, rows[0].settings["k"].resolved) == (3, True)
+    assert not [d for d in got.delegated if d.file == "src/other.ts"]
+
+
+def test_a_retriever_beside_its_store_adds_no_second_delegated_row(tmp_path):
+    src = (
+        'import { FaissStore } from "@langchain/community/vectorstores/faiss";\n'
+        'import { OpenAIEmbeddings } from "@langchain/openai";\n\n'
+        "export async function retriever() {\n"
+        '  const store = await FaissStore.load("idx", new OpenAIEmbeddings());\n  return store.asRetriever();\n}\n'
+    )
+    rows = [d for d in scan(tmp_path, {"src/r.ts": src}).delegated if d.file == "src/r.ts"]
+    assert len(rows) == 1 and rows[0].store == "FaissStore"

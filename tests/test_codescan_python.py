@@ -634,3 +634,16 @@ def test_filter_clause_splitting_never_raises():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         clauses, complete = filter_clauses(text)
         assert isinstance(complete, bool) and all(c.text for c in clauses)
+
+
+def test_an_sdk_search_without_top_gets_the_services_default_50_and_only_when_every_argument_is_listed(tmp_path):
+    src = (
+        "from azure.search.documents import SearchClient\n\nclient = SearchClient('e', 'i', None)\n\n\n"
+        "def a(q):\n    return client.search(search_text=q, filter=\"kind eq 'x'\", query_type='semantic')\n\n\n"
+        "def b(q):\n    return client.search(search_text=q, top=5)\n\n\n"
+        "def c(q, opts):\n    return client.search(search_text=q, **opts)\n"
+    )
+    got = {s.function: s.params.get("top") for s in scan(tmp_path, {"app.py": src}).search_calls}
+    assert (got["a"].value, got["a"].outcome, got["a"].override) == (50, "library_default", "parameter")
+    assert (got["b"].value, got["b"].outcome) == (5, "resolved")
+    assert got["c"] is None or got["c"].outcome == "unresolved"  # `**opts` may hold a top: no default claimed

@@ -192,3 +192,46 @@ def test_the_reason_names_the_path_from_the_entry_point(tmp_path: Path) -> None:
         "def helper(q):\n    return find(q)\n\n\n@app.get('/ask')\ndef ask(q: str):\n    return helper(q)\n")})
     reason = _classes(root)["find"][1]
     assert reason.startswith("reachable from app/api.py") and "helper -> find" in reason
+
+
+TS_SEARCH = '''import { SearchClient } from "@azure/search-documents";
+
+const client = new SearchClient("https://x.search.windows.net", "idx", null as any);
+
+export const findDocs = async (
+  question: string,
+  k: number,
+): Promise<Array<{ id: string }>> => {
+  const results = await client.search(question, { top: 5 });
+  const out: Array<{ id: string }> = [];
+  for await (const r of results.results) out.push(r.document as any);
+  return out;
+};
+
+export const oldFind = async <T,>(question: string): Promise<T[]> => {
+  const results = await client.search(question, { top: 50 });
+  return [] as T[];
+};
+'''
+
+
+def test_a_typed_arrow_function_is_a_node_a_route_reaches_through_another_module(tmp_path: Path) -> None:
+    # `const f = async (a: A): Promise<R> => {...}` (a return type, generics, a multi-line typed
+    # parameter list): the call graph must see it, or nothing below the route is reached
+    root = _tree(tmp_path, {
+        "src/app/api/chat/route.ts": 'import { answer } from "@/features/chat";\n\n'
+                                     "export async function POST(req: Request) {\n  return answer(await req.text());\n}\n",
+        "src/features/chat.ts": 'import { findDocs } from "./search";\n\n'
+                                "export const answer = async (props: {\n  text: string;\n}): Promise<string> => {\n"
+                                "  const docs = await findDocs(props.text, 10);\n  return JSON.stringify(docs);\n};\n",
+        "src/features/search.ts": TS_SEARCH,
+    })
+    got = _classes(root)
+    assert got["findDocs"][0] == "request" and "route.ts" in got["findDocs"][1]
+    assert got["oldFind"][0] == "unreachable"  # typed and generic, and nothing calls it
+
+
+def test_typed_arrow_functions_have_their_own_extent() -> None:
+    nodes = {n.name: (n.start, n.end) for n in js_graph("src/features/search.ts", TS_SEARCH) if n.kind == "func"}
+    # the braces of a typed parameter or a return type are no body: each function ends at its own brace
+    assert nodes["findDocs"] == (5, 13) and nodes["oldFind"] == (15, 18)

@@ -370,6 +370,7 @@ def security_fields(literal: str, source: str) -> tuple[str, ...]:
     """Security fields a filter string filters on: named in its literal text, or held in a variable."""
     found = {(m.group(1) or m.group(2)) for m in C.SECURITY_FILTER_RE.finditer(literal)}
     found |= {"{" + m.group(1).strip() + "}" for m in C.VAR_FIELD_FILTER_RE.finditer(source)}
+    found |= {name for _, name in C.identity_clauses(source)}
     return tuple(sorted(found))
 
 

@@ -104,7 +104,10 @@ def trace_context(llm_calls: list[Any], sites: list[SearchCallSite]) -> tuple[li
         froms = tuple(s.location for s in found)
         counts = [(_count(s), s) for s in found]
         unknown = [f"{s.location} ({why})" for (n, why, _o), s in counts if n is None]
-        requested = [f"{s.location} ({o})" for (n, _w, o), s in counts if n is not None and o.startswith("request")]
+        # a count the request sets, or a fallback an unknown run-time expression replaces (`ctx?.top ? Number(ctx.top)
+        # : 3`), is no fixed bound; a count the deployment configures (env, settings) or a caller passes is one
+        requested = [f"{s.location} ({o})" for (n, _w, o), s in counts if n is not None
+                     and o.startswith(("request", "expression"))]
         change: dict[str, Any] = {"context_from": froms, "retrieved_context": True}
         if c.context_bounded:
             pass
@@ -118,7 +121,8 @@ def trace_context(llm_calls: list[Any], sites: list[SearchCallSite]) -> tuple[li
                             detail=change["context_unresolved"], site=c.location, language=c.language,
                             cell=c.cell))
         elif requested:
-            change["bound_evidence"] = "the request sets the result count: " + "; ".join(requested)[:200]
+            change["bound_evidence"] = "the request or a run-time expression sets the result count: " + \
+                "; ".join(requested)[:200]
         else:
             total = sum(n for (n, _w, _o), _s in counts if n is not None)
             change["count_bound"] = total

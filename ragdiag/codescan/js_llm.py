@@ -25,6 +25,10 @@ from ragdiag.codescan.model import CitationCheck, LLMCallSite
 from ragdiag.codescan.values import Val, lit
 
 LLM_METHODS = frozenset({"invoke", "stream", "batch", "call", "predict"})
+#: The OpenAI SDK's completion endpoints, however a call reaches them: `create`, and the helpers that send
+#: the same request (`beta.chat.completions.stream`, `.parse`, `.runTools`, `responses.stream`).
+COMPLETION_CALLS = ("chat.completions.create", "responses.create", "completions.create", "chat.completions.stream",
+                    "chat.completions.parse", "chat.completions.runTools", "responses.stream", "responses.parse")
 #: Calls that transform a value and do no retrieval of their own (not matched to search functions).
 _PLAIN_CALLS = frozenset({"map", "join", "filter", "slice", "json", "stringify", "parse", "trim", "replace", "toString",
                           "concat", "push", "then", "select", "limit", "order", "eq", "single", "get", "codeBlock",
@@ -38,7 +42,7 @@ class LLMSites:
 
     # -- LLM calls -------------------------------------------------------------------------------
     def _llm_kind(self, name: str, receiver: str | None, last: str) -> str | None:
-        if name.endswith(("chat.completions.create", "responses.create", "completions.create")):
+        if name.endswith(COMPLETION_CALLS):
             tag = self.type_of(receiver.split(".")[0]) if receiver else None
             return "azure_openai_chat" if tag == "AzureOpenAI" or (tag is None and self.azure_openai) \
                 else "openai_chat"
@@ -138,8 +142,17 @@ class LLMSites:
                             callee = text(field(sub, "function")).rsplit(".", 1)[-1]
                             if len(callee) > 2 and callee not in _PLAIN_CALLS:
                                 calls.append(callee)
+            rec = self.out.llm_calls[idx]
+            if not (direct or calls) and rec.retrieved_context:
+                # the prompt's content comes from the results by a path not traced (`arr.push(...)` in a loop
+                # over a helper's output): the searches this function calls before the model call fill it
+                for func in funcs[:1]:
+                    for n in walk_scope(field(func, "body") or func):
+                        if n.type == "call_expression" and n.start_point[0] + 1 < rec.line:
+                            callee = text(field(n, "function")).rsplit(".", 1)[-1]
+                            if len(callee) > 2 and callee not in _PLAIN_CALLS:
+                                calls.append(callee)
             if direct or calls:
-                rec = self.out.llm_calls[idx]
                 self.out.llm_calls[idx] = dataclasses.replace(
                     rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20])
 
@@ -189,7 +202,8 @@ class LLMSites:
     def _string(self, node: Any, qual: str, funcs: tuple[Any, ...], cls: str | None) -> None:
         own = literal_text(node)
         source = text(node)
-        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{")))
+        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source.replace("${", "{"))
+                           or C.identity_clauses(source))
         is_sql = bool(_SQL_RE.search(own)) and bool(_SQL_KEYWORDS.search(own) or "cosine_distance" in own)
         if not (is_security or is_sql):
             return

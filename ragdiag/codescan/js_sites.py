@@ -10,7 +10,7 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import Ctx
 from ragdiag.codescan.js_index import args_of, field, line, text
-from ragdiag.codescan.js_llm import language
+from ragdiag.codescan.js_llm import COMPLETION_CALLS, language
 from ragdiag.codescan.model import AclSite, DelegatedRetrieval
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, export
@@ -118,11 +118,19 @@ class SearchSites:
                                             text(node)[:120])
             self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
                                                    None, name))
+            if not any(d.file == self.rel for d in self.out.delegated):
+                # a retriever or query engine the framework runs over an index built elsewhere: the framework
+                # builds the search (delegated), with the settings this call passes
+                framework = "llamaindex" if llama else "langchain"
+                self.out.delegated.append(DelegatedRetrieval(
+                    file=self.rel, line=line(node), function=qual or "<module>", kind="vector_store",
+                    framework=framework, store="", settings={k: export(v) for k, v in params.items()},
+                    defaults={"similarity_top_k": 2} if llama else {"k": 4}, call=name, language=language(self.rel)))
         elif last in SQL_FUNCS:
             self.out.search_calls.append(self.site("sql_similarity", node, qual, {}, {}, None, name))
         else:
             kind = self._llm_kind(name, receiver, last)
-            if kind and args and name.endswith(("completions.create", "responses.create")):
+            if kind and args and name.endswith(COMPLETION_CALLS):
                 body = self.r.resolve(args[0], ctx)  # the SDK's request object: On your data sits in it
                 extra = body.get("extra_body") if body.kind == "dict" else None
                 if body.kind == "dict" and (body.get("data_sources") or body.get("dataSources")):
@@ -366,11 +374,17 @@ class SearchSites:
         params: dict[str, Val] = {}
         channels: dict[str, str | None] = {}
         if args:
-            channels["search_text"] = self.ref(self.r.resolve(args[0], ctx))
+            text_val = self.r.resolve(args[0], ctx)
+            channels["search_text"] = self.ref(text_val)
+            params["search_text"] = text_val  # as in Python: `"*"` lists the index; callers may fill a parameter
         builder = opts.builder if opts is not None else None
         if opts is not None and opts.kind == "dict" and opts.items is not None:
             items = opts.items
             params.update({C.JS_SDK_PARAMS[k]: v for k, v in items.items() if k in C.JS_SDK_PARAMS})
+            if "top" not in items and is_sdk and not opts.builder and not opts.open:
+                # the SDK's options all listed (no unknown spread) without `top`: the service returns its default 50
+                params["top"] = C.lit(50, "library_default:azure_search").copy(override="parameter",
+                                                                               prov="Azure AI Search default")
             sem = items.get("semanticSearchOptions")
             if sem is not None and sem.kind == "dict" and sem.items:
                 if "configurationName" in sem.items:

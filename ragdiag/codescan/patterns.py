@@ -82,7 +82,41 @@ def is_request_expr(expr: str) -> bool:
 
 def is_identity_expr(expr: str) -> bool:
     """Does the expression read the authenticated identity (`identity.group_ids`, `claims["groups"]`)?"""
-    return any(IDENTITY_RE.search(p) for path in _paths(expr) for p in path[:2])
+    return any(IDENTITY_RE.search(p) for path in _paths(expr) for p in path[:2]) or is_identity_value(expr)
+
+
+#: Names (snake_cased) of values that are the signed-in caller's own id: `userHashedId()`,
+#: `get_current_user_id()`, `current_user.id`, `auth.uid()`, `session.user.email`, `user_oid`.
+IDENTITY_VALUE_RE = re.compile(r"^(?:get_?)?(?:current_|signed_?in_|logged_?in_|auth(?:enticated)?_|session_)?user_?"
+                               r"(?:hashed_?|hash_?)?(?:id|oid|sub|email|hash|principal(?:_id)?)s?$|^uid$|"
+                               r"^(?:get_?)?(?:current|signed_?in|logged_?in|session|auth(?:enticated)?)_?user$",
+                               re.I)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_identity_value(expr: str) -> bool:
+    """Is the expression the caller's own identity by what it calls or reads (`await userHashedId()`)?
+
+    Every part of a dotted path is tried, camelCase read as snake_case: `session.user.id` (`user` then
+    `id` do not match alone, `session_user` does not occur) is matched by its last two parts joined."""
+    for path in _paths(expr):
+        parts = [_CAMEL.sub("_", p).lower() for p in path if p not in ("await", "this", "self")]
+        names = parts + [f"{a}_{b}" for a, b in zip(parts, parts[1:], strict=False)]
+        if any(IDENTITY_VALUE_RE.search(n) for n in names):
+            return True
+    return False
+
+
+#: A clause comparing a field with an interpolated value: `user eq '${await userHashedId()}'`, `owner eq '{uid}'`.
+_VALUE_CLAUSE_RE = re.compile(r"\b([A-Za-z_][\w/]*)\s+(?:eq|ne)\s+'?\$?\{([^{}]{1,160})\}")
+
+
+def identity_clauses(source: str) -> list[tuple[int, str]]:
+    """(offset, field) of the filter clauses whose compared value is the caller's identity (any field name).
+
+    A filter on a field not named like a security field (`user`, `createdBy`) trims by identity all the
+    same when the value it compares with is the signed-in user's id: the value decides, not the name."""
+    return [(m.start(), m.group(1)) for m in _VALUE_CLAUSE_RE.finditer(source) if is_identity_value(m.group(2))]
 
 
 
@@ -113,4 +147,6 @@ def security_offsets(source: str, low: str | None = None) -> list[int]:
         m = SECURITY_FILTER_RE.search(source, start, end) or VAR_FIELD_FILTER_RE.search(source, start, end)
         if m:
             out.append(m.start())
+        else:
+            out.extend(start + off for off, _ in identity_clauses(source[start:end]))
     return out

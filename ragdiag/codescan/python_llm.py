@@ -31,7 +31,8 @@ class LLMSites:
     # -- LLM calls ---------------------------------------------------------------------------
     def _llm_kind(self, call: ast.Call, name: str, receiver: str | None, last: str) -> str | None:
         if name.endswith(("chat.completions.create", "responses.create", "completions.create",
-                          "chat.completions.parse", "beta.chat.completions.parse")) \
+                          "chat.completions.parse", "beta.chat.completions.parse", "chat.completions.stream",
+                          "responses.stream", "responses.parse")) \
                 or name.endswith((".chat.completions.acreate",)):
             tag = None
             parts = receiver.split(".") if receiver else []

@@ -174,6 +174,7 @@ class SearchSites:
     def _azure_search(self, call: ast.Call, qual: str, ctx: Ctx, name: str, is_async: bool) -> None:
         kw: dict[str, Val] = {}
         builder: str | None = None
+        opaque = any(isinstance(a, ast.Starred) for a in call.args)  # arguments the scan cannot list
         if call.args and not isinstance(call.args[0], ast.Starred):
             kw["search_text"] = self.r.resolve(call.args[0], ctx)
         for k in call.keywords:
@@ -181,10 +182,15 @@ class SearchSites:
                 d = self.r.resolve(k.value, ctx)
                 if d.kind == "dict":
                     kw.update(d.items or {})
+                opaque = opaque or d.kind != "dict" or d.items is None or bool(getattr(d, "open", False))
                 builder = builder or d.builder
             else:
                 kw[k.arg] = self.r.resolve(k.value, ctx)
         params = {C.SDK_PARAMS[k]: v for k, v in kw.items() if k in C.SDK_PARAMS}
+        if "top" not in kw and not opaque and set(kw) - {"search_text"} and set(kw) <= SDK_ALL_KW:
+            # the SDK's search with every argument listed and no `top`: the service returns its default 50
+            params["top"] = lit(50, "library_default:azure_search").copy(override="parameter",
+                                                                         prov="Azure AI Search default")
         if "top_k" in kw and ("vector" in kw or "vectors" in kw):  # 11.4 betas: vector=..., top_k=...
             params["k"] = kw["top_k"]
             if "vector_fields" in kw:

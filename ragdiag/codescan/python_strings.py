@@ -24,7 +24,8 @@ class StringSites:
     def _string(self, node: ast.AST, qual: str, func: Any, cls: str | None) -> None:
         own = _literal_text(node)
         source = unparse(node, 2000)
-        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source))
+        is_security = bool(C.SECURITY_FILTER_RE.search(own) or C.VAR_FIELD_FILTER_RE.search(source)
+                           or C.identity_clauses(source))
         is_sql = bool(_SQL_RE.search(own)) and bool(_SQL_KEYWORDS.search(own) or "cosine_distance" in own)
         if not (is_security or is_sql):
             return

@@ -81,7 +81,9 @@ _JS_SERVE = re.compile(r"\bDeno\.serve\s*\(|\bserve\s*\(\s*(?:async\s*)?(?:\(|fu
                        r"export\s+(?:const|async\s+function|function)\s+handler\b|exports\.handler\s*=|"
                        r"addEventListener\(\s*['\"]fetch['\"]|\bcreateServer\s*\(|\.listen\s*\(")
 _JS_FUNC = re.compile(r"(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*\(|"
-                      r"(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>|"
+                      # an arrow function, typed or not: `const f: H = async <T>(a: A): Promise<R> =>`
+                      r"(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=\n]+)?=\s*(?:async\s*)?(?:<[^<>()]*>\s*)?"
+                      r"(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*(?::[^=;]{1,200}?)?=>|"
                       r"^[ \t]*(?:public[ \t]+|private[ \t]+|protected[ \t]+|static[ \t]+|async[ \t]+)*([A-Za-z_$][\w$]*)"
                       r"[ \t]*\([^)\n]*\)[ \t]*(?::[^{;\n]*)?\{", re.M)
 _JS_CLASS = re.compile(r"\bclass\s+([A-Za-z_$][\w$]*)")
@@ -321,14 +323,14 @@ def js_graph(rel: str, text: str) -> list[FuncNode]:
         name = m.group(1) or m.group(2) or m.group(3)
         if name in _JS_KEYWORDS:
             continue
-        starts.append((bisect.bisect_right(newlines, m.start()), name, m.start()))
+        starts.append((bisect.bisect_right(newlines, m.start()), name, m.start(), _js_body_from(text, m)))
     lines_total = text.count("\n") + 1
     out: list[FuncNode] = []
     is_route_file = bool(_JS_ROUTE_FILE.search(rel))
     headers: list[tuple[int, int]] = []
-    for i, (line, name, pos) in enumerate(starts):
+    for i, (line, name, pos, body_from) in enumerate(starts):
         next_pos = starts[i + 1][2] if i + 1 < len(starts) else len(text)
-        end_pos = _js_block_end(text, pos, next_pos)
+        end_pos = _js_block_end(text, body_from, next_pos)
         headers.append((pos, text.find("(", pos) + 1 or pos))
         entry = "request" if (is_route_file and _NEXT_HANDLER.search(text, pos, pos + 80)) else None
         out.append(FuncNode(rel, name, name, line + 1, bisect.bisect_right(newlines, end_pos - 1) + 1,
@@ -397,6 +399,27 @@ def _js_top_level(text: str) -> list[tuple[int, int]]:
 
 def _line_start(newlines: list[int], line: int) -> int:
     return newlines[line - 2] + 1 if line >= 2 and line - 2 < len(newlines) else 0
+
+
+def _js_body_from(text: str, m: re.Match[str]) -> int:
+    """Where the body of the function `_JS_FUNC` matched can start: after its parameters and return type.
+
+    A typed parameter (`props: { a: A }`) or a destructured one (`({ a, b }) =>`) holds braces that are no
+    body; an arrow's match ends at its `=>`, a method's at its `{`, a declaration's at its `(`."""
+    if m.group(2):
+        return m.end()
+    if m.group(3):
+        return m.end() - 1
+    depth = 0
+    for i in range(m.end() - 1, min(len(text), m.end() + 4000)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return m.end()
 
 
 def _js_block_end(text: str, pos: int, limit: int) -> int:

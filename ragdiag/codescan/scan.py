@@ -230,6 +230,10 @@ def _scan_path(root: str | os.PathLike[str], max_file_bytes: int, workers: int, 
 
     _callers_pass_request_data(merged)
     graph = _call_graph(project, merged)
+    from ragdiag.codescan.callers_across import request_ids_from_callers, resolve_from_callers
+
+    resolve_from_callers(project, merged, graph)  # k, top, filter, query text passed by other modules' callers
+    request_ids_from_callers(project, merged, graph)  # security ids callers take from the request
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
     def order(items: Iterable[Any]) -> tuple[Any, ...]:
@@ -334,8 +338,11 @@ def _classified(rec: Any, graph: Any) -> Any:
 
     params = getattr(rec, "params", None) or {}
     text = params.get("search_text")
+    query = text.value if text is not None and text.resolved else None
+    if query is None and text is not None and text.resolved and text.source == "callers":
+        query = ""  # every caller sends no query text (`undefined`, None): the search lists the index
     cls, why = classify(rec.file, getattr(rec, "function", "<module>"), rec.line, graph,
-                        search_text=text.value if text is not None and text.resolved else None,
+                        search_text=query,
                         call=getattr(rec, "call", ""), vector="k" in params)
     return dataclasses.replace(rec, site_class=cls, class_reason=why)
 
