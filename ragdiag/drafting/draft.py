@@ -231,7 +231,9 @@ def draft_for_config(config_path: Any = None, *, per_intent: int = DEFAULT_PER_I
     """Draft from the target, identities and policy security field an audit config names
     (default: the embedded sample). With `agreement` and a policy in the config, a second draft
     (seed + 1) is made to measure the draft's own expected agreement (`drafting.agreement`):
-    both rank the policy's profiles; the tau and the verdict go to `Draft.agreement`."""
+    both rank the policy's profiles, and the questions the system really gets (the config's query
+    log, else its goldset's questions: `drafting.validity`) are compared with the drafted ones;
+    the tau, the status and the verdict go to `Draft.agreement`."""
     from ragdiag.audit import open_target
     from ragdiag.errors import ConfigError
     from ragdiag.inputs.config import load_config
