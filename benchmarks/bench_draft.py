@@ -241,9 +241,18 @@ def collection(name: str, seeds: list[int], per_intent: int) -> dict:
                                                  [out["profiles"][n][b]["ndcg@10"] for n in profiles])
                              for i, a in enumerate(labels) for b in labels[i + 1:]}
     out["drafts"] = summaries
-    # the draft's own expected agreement, as the command reports it: seed s against seed s + 1
-    out["expected_agreement"] = {f"seed {a} with {b}": expected_agreement(ctx.target, six, [objs[a], objs[b]])
-                                 for a, b in zip(seeds, seeds[1:], strict=False)}
+    # the draft's own expected agreement, as the command reports it: seed s against seed s + 1,
+    # with the collection's questions (never its judgements) as the questions the system really
+    # gets (what `goldset draft` reads from [inputs] query_log or goldset), and without them
+    real = [c.question for c in ctx.goldset]
+    out["expected_agreement"] = {
+        f"seed {a} with {b}": expected_agreement(ctx.target, six, [objs[a], objs[b]], real_questions=real,
+                                                 real_source="collection's questions")
+        for a, b in zip(seeds, seeds[1:], strict=False)}
+    out["expected_agreement_without_real_questions"] = {
+        f"seed {a} with {b}": {k: v for k, v in expected_agreement(ctx.target, six, [objs[a], objs[b]]).items()
+                               if k in ("tau", "trusted", "status", "verdict")}
+        for a, b in zip(seeds, seeds[1:], strict=False)}
     return out
 
 
@@ -263,7 +272,14 @@ def main_collections(names: list[str], seeds: list[int], per_intent: int, label:
             print(f"  {lab}: tau {v['tau']}")
         for lab, v in r["expected_agreement"].items():
             print(f"  expected agreement {lab}: tau {v['tau']}, families {v['families']['tau']}, "
-                  f"trusted {v['trusted']}: {v['verdict']}")
+                  f"status {v['status']}: {v['verdict']}")
+            w = v.get("workload") or {}
+            for part in ("drafted", "real"):
+                if part in w:
+                    print(f"    {part}: " + ", ".join(f"{k} {w[part][k]}" for k in ("questions", "words", "first_hit",
+                                                                                    "overlap@10")))
+        for lab, v in r["expected_agreement_without_real_questions"].items():
+            print(f"  without real questions {lab}: status {v['status']}")
         for lab, sm in r["drafts"].items():
             print(f"  {lab}: {sm['cases']} cases, overlap {sm['overlap']}, notes {sm['notes'][:3]}")
     out = RESULTS / f"draft-collections-{label}.json"

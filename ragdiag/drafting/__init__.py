@@ -9,7 +9,9 @@ Modules: `corpus` (the target's records and their roles), `text` (content words,
 `sources` (expected sources and refusal support by search on the target), `case` (the case
 model), `draft` (the orchestrator), `files` (the draft file, the review sheet, the merge),
 `agreement` (the draft's own expected agreement: two seeds and its question types ranking the
-policy's profiles alike, or it says it cannot be trusted).
+policy's profiles alike, or it says it cannot be trusted), `validity` (whether the questions the
+system really gets behave like the drafted ones; without them a consistent draft's validity is
+unmeasured, never trusted).
 """
 
 from __future__ import annotations

@@ -231,7 +231,9 @@ def draft_for_config(config_path: Any = None, *, per_intent: int = DEFAULT_PER_I
     """Draft from the target, identities and policy security field an audit config names
     (default: the embedded sample). With `agreement` and a policy in the config, a second draft
     (seed + 1) is made to measure the draft's own expected agreement (`drafting.agreement`):
-    both rank the policy's profiles; the tau and the verdict go to `Draft.agreement`."""
+    both rank the policy's profiles, and the questions the system really gets (the config's query
+    log, else its goldset's questions: `drafting.validity`) are compared with the drafted ones;
+    the tau, the status and the verdict go to `Draft.agreement`."""
     from ragdiag.audit import open_target
     from ragdiag.errors import ConfigError
     from ragdiag.inputs.config import load_config
@@ -250,10 +252,14 @@ def draft_for_config(config_path: Any = None, *, per_intent: int = DEFAULT_PER_I
                               log=log)
     if agreement and policy is not None:
         from ragdiag.drafting.agreement import expected_agreement
+        from ragdiag.drafting.validity import real_questions_of
 
         other = draft_from_corpus(corpus, target, per_intent=per_intent, seed=seed + 1,
                                   identities=config.identities)
-        draft.agreement = expected_agreement(target, policy, [draft, other], identities=config.identities)
+        # the questions the system really gets: without them the draft's validity is unmeasured
+        real, source = real_questions_of(config)
+        draft.agreement = expected_agreement(target, policy, [draft, other], identities=config.identities,
+                                             real_questions=real, real_source=source)
         draft.notes.append(f"expected agreement: {draft.agreement['verdict']}")
     elif agreement:
         draft.notes.append("expected agreement: not measured (no [inputs] profiles to rank)")
