@@ -593,3 +593,35 @@ def test_summary_shows_where_relevant_documents_went_per_route(specs):
     assert "Wohin die relevanten Dokumente gingen" in de and "erreichte die Top" in de
     skipped = AuditResult(findings=(), loss_funnel={"status": "skipped", "reason": "no goldset"})
     assert "The loss funnel was not measured: no goldset." in R.render_summary(skipped, "en", specs)
+
+
+def _goldset_finding(tmp_path, groups, specs):
+    from ragdiag.checks import resolve, run_check
+    from tests import leak_world as w
+
+    ctx = w.context(tmp_path, groups)
+    return run_check(resolve(specs["goldset"]), ctx, specs["goldset"])
+
+
+def test_a_planted_permission_leak_is_the_first_priority_and_a_sound_index_is_none(tmp_path, specs):
+    """Severity order end to end: the goldset check of the leak world (a restricted document
+    readable by the wrong group) fails as a security fault, ranked before a large measured gain;
+    the sound index of the same world gives no security priority at all."""
+    gain = Finding("prerank_filters", "fail", "filter drops relevant documents",
+                   effects=(Effect("ndcg@10", 0.2, 0.6, p=0.001, n=80, action="remove the filter"),))
+    leaky = _goldset_finding(tmp_path / "leaky", w_groups("leaky"), specs)
+    assert leaky.status == "fail" and leaky.priority == "security"
+    res = AuditResult(findings=(gain, leaky))
+    assert [p.finding.check_id for p in R.priorities(res, specs)] == ["goldset", "prerank_filters"]
+    html = R.render_title(res, "en", specs=specs)
+    assert html.index("goldset") < html.index("remove the filter")
+    sound = _goldset_finding(tmp_path / "sound", w_groups("sound"), specs)
+    assert sound.priority != "security" and not any("leak" in m.id for m in sound.headline_msgs)
+    assert [p.finding.check_id for p in R.priorities(AuditResult(findings=(gain, sound)), specs)] == [
+        "prerank_filters"]
+
+
+def w_groups(kind: str) -> dict:
+    from tests import leak_world as w
+
+    return w.LEAKY_GROUPS if kind == "leaky" else w.SOUND_GROUPS
