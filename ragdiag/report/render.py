@@ -146,7 +146,10 @@ def _headline_parts(finding: Any, lang: str, cat: Any) -> list[str]:
     from ragdiag.model.messages import render
 
     if finding.headline_msgs:
-        return [render(m, lang, cat) for m in finding.headline_msgs]
+        more = tuple(getattr(finding, "more_msgs", ()) or ())
+        # the check's section hides nothing: the parts cut behind "(+N more)" in full
+        shown = [m for m in finding.headline_msgs if not (more and m.id == "common.and_more")]
+        return [render(m, lang, cat) for m in (*shown, *more)]
     return [finding.headline]
 
 
