@@ -157,3 +157,48 @@ def test_the_non_sample_summary_claims_nothing_it_did_not_observe(audits, specs)
         prios = [p.action for p in R.priorities(result, specs)]
         assert not [a for a in prios if "rerank" in a.lower()], prios
     assert "Priorities" in title
+
+
+def _german_html(result, specs) -> str:
+    from ragdiag.checks.base import localize
+
+    de = localize(result, "de", specs)
+    parts = [R.render_title(de, "de", specs=specs), R.render_summary(de, "de", specs)]
+    parts += [R.render_check(f, specs.get(f.check_id), "de", number=n, total=len(de.findings), figures=False)
+              for n, f in enumerate(de.findings, start=1)]
+    parts.append(R.render_appendix(None, de, "de", specs=specs))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_german_report_of_each_audit_holds_no_english_catalogue_phrase(audits, specs, name):
+    """The German body and appendix (table cells and evidence labels included) of all three audits,
+    the non-sample one too, against every English catalogue template of three words or more."""
+    from tests.test_report_notebook import english_in, english_patterns, html_text
+
+    text = html_text(_german_html(audits[name], specs))
+    assert "Prioritäten" in text
+    found = english_in(text, specs, english_patterns(specs))
+    assert not found, (name, found[:10])
+
+
+def test_german_figure_labels_hold_no_english_catalogue_phrase(audits, specs):
+    """Every text of every figure (titles, axis labels, legends, ticks) drawn in German: none is
+    an English catalogue text of two words or more (data values such as route names are exempt)."""
+    from ragdiag.checks.figures import figure
+    from tests.test_report_notebook import english_templates
+
+    english = {" ".join(t.split()).lower() for _, t in english_templates(specs)
+               if "{" not in t and len(t.split()) >= 2}
+    from ragdiag.checks.base import localize
+
+    drawn = 0
+    for f in localize(audits["sample"], "de", specs).findings:  # what the report draws from
+        fig = figure(f, "de")
+        if fig is None:
+            continue
+        drawn += 1
+        texts = [" ".join(a.get_text().split()) for a in fig.findobj(lambda a: hasattr(a, "get_text"))]
+        leaks = [t for t in texts if t.lower() in english]
+        assert not leaks, (f.check_id, leaks)
+    assert drawn >= 5
