@@ -19,6 +19,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.model.findings import SEVERITY
 from ragdiag.report.format import _badge, _date, _e, _frame, _frame_html, _now_iso
 from ragdiag.report.labels import metric_label
+from ragdiag.report.roadmap import render_limits
 from ragdiag.report.tables import (
     APPENDIX_MAX_ROWS,
     Table,
@@ -306,6 +307,7 @@ def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | Non
         '<section class="rd-summary">'
         f'<h2>{_e(_t("summary", lang))}</h2>'
         f"<p>{_e(counts)}</p>"
+        f"{render_limits(result, lang, specs)}"
         '<table class="rd-table rd-summary-table"><colgroup><col style="width:13%"/><col style="width:21%"/>'
         '<col style="width:46%"/><col style="width:20%"/></colgroup>'
         f'<thead><tr>{head}</tr></thead>'
@@ -457,6 +459,26 @@ def render_details(result: Any, lang: str = "en") -> str:
     return f'<section class="rd-details-head"><h2 class="rd-part">{_e(_t("details", lang))}</h2></section>'
 
 
+#: evidence tables a check's section prints in the body; the others are in appendix A in full
+BODY_EVIDENCE_TABLES = 1
+
+
+def report_tables(finding: Any, lang: str) -> list[tuple[Any, Any]]:
+    """`body_tables`, with only the first `BODY_EVIDENCE_TABLES` shown tables kept in the body
+    (the rest: in the appendix, in full). Body and appendix both read this one plan, so no
+    table is lost and none is printed twice in full."""
+    from ragdiag.report.tables import BodyTable
+
+    out, shown = [], 0
+    for ev, body in body_tables(finding, lang):
+        if body.table is not None:
+            shown += 1
+            if shown > BODY_EVIDENCE_TABLES:
+                body = BodyTable(None, True)
+        out.append((ev, body))
+    return out
+
+
 def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | None = None,
                  total: int | None = None, figures: bool = True,
                  max_rows: int = MAX_EVIDENCE_ROWS) -> str:
@@ -499,13 +521,25 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
                          f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
     if finding.evidence:
         parts.append(f'<h3>{_e(_t("evidence", lang))}</h3>')
-        for ev, body in body_tables(finding, lang):
+        for ev, body in (report_tables(finding, lang) if number is not None else body_tables(finding, lang)):
             ref = _t("see_appendix", lang, n=number) if number is not None else ""
             if body.table is None:
                 parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=ev.title, n=number if number is not None else "", rows=len(ev.rows)))}</p>')
                 continue
             parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
-    parts.append(f'<h3>{_e(_t("recommendations", lang))}</h3>')
+    if number is None:  # a section on its own (no roadmap, no appendix): what to do stands here
+        parts.append(_recs_html(finding, remediation, lang, "h3"))
+    elif finding.recommendations or (remediation and finding.status in ("warn", "fail")):
+        # one roadmap instead of a list per check: the check's own list is in appendix A
+        parts.append(f'<p class="rd-note"><a href="#app-{_e(finding.check_id)}">'
+                     f'{_e(_t("recs_in_appendix", lang, n=number))}</a></p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _recs_html(finding: Any, remediation: str, lang: str, heading: str) -> str:
+    """A check's "what to do": its recommendations and the checklist's general remediation."""
+    parts = [f'<{heading}>{_e(_t("recommendations", lang))}</{heading}>']
     if finding.recommendations:
         items = "".join(f"<li>{_e(r)}</li>" for r in finding.recommendations)
         parts.append(f'<ul class="rd-recs">{items}</ul>')
@@ -513,7 +547,6 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
         parts.append(f"<p>{_e(_t('none', lang))}</p>")
     if remediation and finding.status in ("warn", "fail"):
         parts.append(f'<p class="rd-remediation"><b>{_e(_t("remediation", lang))}:</b> {_e(remediation)}</p>')
-    parts.append("</section>")
     return "".join(parts)
 
 
@@ -658,10 +691,15 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
     parts.append(f'<p class="rd-note">{_e(_t("app_evidence_intro", lang, max=APPENDIX_MAX_ROWS))}</p>')
     wide: list[str] = []  # landscape tables, printed together at the end (no half-empty page before each)
     for n, f in enumerate(result.findings, start=1):
-        full = [ev for ev, body in body_tables(f, lang) if body.in_appendix]
-        if not full and not f.metrics:
+        full = [ev for ev, body in report_tables(f, lang) if body.in_appendix]
+        spec = specs.get(f.check_id)
+        remediation = spec.text("remediation", lang) if spec is not None else ""
+        has_recs = bool(f.recommendations) or bool(remediation and f.status in ("warn", "fail"))
+        if not full and not f.metrics and not has_recs:
             continue
         parts.append(f'<div class="rd-app-check"><h4 id="app-{_e(f.check_id)}">A.{n} {_e(title(f))}</h4>')
+        if has_recs:
+            parts.append(_recs_html(f, remediation, lang, "h5"))
         for ev in full:
             t = Table.of(ev).collapsed(lang)
             notes = ([_t("truncated", lang, shown=APPENDIX_MAX_ROWS, total=len(t.rows))]
