@@ -443,14 +443,18 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def _effects_html(effects: Sequence[Any], lang: str) -> str:
+#: measured effects a check's section prints in the body; all of them are in appendix A
+BODY_EFFECTS = 4
+
+
+def _effects_html(effects: Sequence[Any], lang: str, *, more: str = "") -> str:
     rows = [[e.action, e.scope, metric_label(e.metric, lang), fmt_number(e.before, lang, decimals=3),
              fmt_number(e.after, lang, decimals=3), fmt_number(e.delta, lang, signed=True, decimals=3),
              fmt_p(e.p, lang)] for e in effects]
     t = Table([_t(k, lang) for k in ("col_change", "col_scope", "col_metric", "col_before", "col_after")]
               + ["Δ", "p"], ["change", "scope", "metric", "before", "after", "delta", "p_text"], rows,
               _t("effects", lang), _t("effects_note", lang))
-    return _table_block(t, lang, heading="h3")
+    return _table_block(t, lang, heading="h3", notes=[more] if more else ())
 
 
 def render_details(result: Any, lang: str = "en") -> str:
@@ -513,7 +517,14 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
         parts.append(f'<p class="rd-incomplete"><b>{_e(_t("incomplete", lang))}:</b> '
                      f'{_e(_t("incomplete_text", lang, counts=counts))}</p>')
     if finding.effects:
-        parts.append(_effects_html(finding.effects, lang))
+        effects = list(finding.effects)
+        if number is not None and len(effects) > BODY_EFFECTS:
+            # the significant ones first (in the check's order), the whole table in appendix A
+            effects = sorted(effects, key=lambda e: not (e.significant and e.improves))[:BODY_EFFECTS]
+            parts.append(_effects_html(effects, lang, more=_t("effects_more", lang, shown=BODY_EFFECTS,
+                                                               total=len(finding.effects), n=number)))
+        else:
+            parts.append(_effects_html(effects, lang))
     if figures:
         png = figure_png(finding, lang=lang)
         if png:
@@ -521,12 +532,18 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
                          f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
     if finding.evidence:
         parts.append(f'<h3>{_e(_t("evidence", lang))}</h3>')
-        for ev, body in (report_tables(finding, lang) if number is not None else body_tables(finding, lang)):
+        plan = report_tables(finding, lang) if number is not None else body_tables(finding, lang)
+        hidden = [ev for ev, body in plan if body.table is None]
+        for _ev, body in plan:
             ref = _t("see_appendix", lang, n=number) if number is not None else ""
-            if body.table is None:
-                parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=ev.title, n=number if number is not None else "", rows=len(ev.rows)))}</p>')
-                continue
-            parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
+            if body.table is not None:
+                parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
+        n_ref = number if number is not None else ""
+        if len(hidden) == 1:
+            parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=hidden[0].title, n=n_ref, rows=len(hidden[0].rows)))}</p>')
+        elif hidden:  # one line for the tables the appendix prints in full
+            tables = "; ".join(_t("table_rows", lang, title=ev.title, rows=len(ev.rows)) for ev in hidden)
+            parts.append(f'<p class="rd-note">{_e(_t("in_appendix_many", lang, n=n_ref, tables=tables))}</p>')
     if number is None:  # a section on its own (no roadmap, no appendix): what to do stands here
         parts.append(_recs_html(finding, remediation, lang, "h3"))
     elif finding.recommendations or (remediation and finding.status in ("warn", "fail")):
@@ -695,11 +712,13 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
         spec = specs.get(f.check_id)
         remediation = spec.text("remediation", lang) if spec is not None else ""
         has_recs = bool(f.recommendations) or bool(remediation and f.status in ("warn", "fail"))
-        if not full and not f.metrics and not has_recs:
+        if not full and not f.metrics and not has_recs and len(f.effects) <= BODY_EFFECTS:
             continue
         parts.append(f'<div class="rd-app-check"><h4 id="app-{_e(f.check_id)}">A.{n} {_e(title(f))}</h4>')
         if has_recs:
             parts.append(_recs_html(f, remediation, lang, "h5"))
+        if len(f.effects) > BODY_EFFECTS:  # the section printed only the first few
+            parts.append(_effects_html(f.effects, lang).replace("<h3>", "<h5>").replace("</h3>", "</h5>"))
         for ev in full:
             t = Table.of(ev).collapsed(lang)
             notes = ([_t("truncated", lang, shown=APPENDIX_MAX_ROWS, total=len(t.rows))]

@@ -452,7 +452,9 @@ TEXTS["en"].update({
     "limit_stand_in": "Stand-in: this audit searched a local target; its semantic ranker is a local model standing in for Azure's semantic ranker, so a reranker effect shows its direction, not Azure's exact figure.",
     "limit_failed": "Requests: {sent} sent, {failed} failed, {over} over the budget.",
     "limit_no_failures": "Requests: none failed.",
-    "app_recs": "What to do",
+    "effects_more": "{shown} of {total} measured changes (the significant gains first); all {total} in appendix A.{n}.",
+    "in_appendix_many": "In appendix A.{n}, in full: {tables}.",
+    "table_rows": "{title} ({rows} rows)",
 })
 TEXTS["de"].update({
     "roadmap": "Fahrplan",
@@ -476,5 +478,7 @@ TEXTS["de"].update({
     "limit_stand_in": "Ersatz: dieses Audit hat ein lokales Ziel durchsucht; sein semantischer Ranker ist ein lokales Modell anstelle von Azures semantischem Ranker, ein Reranker-Effekt zeigt also die Richtung, nicht Azures genauen Wert.",
     "limit_failed": "Anfragen: {sent} gesendet, {failed} fehlgeschlagen, {over} über dem Budget.",
     "limit_no_failures": "Anfragen: keine fehlgeschlagen.",
-    "app_recs": "Was zu tun ist",
+    "effects_more": "{shown} von {total} gemessenen Änderungen (die signifikanten Gewinne zuerst); alle {total} in Anhang A.{n}.",
+    "in_appendix_many": "In Anhang A.{n}, vollständig: {tables}.",
+    "table_rows": "{title} ({rows} Zeilen)",
 })

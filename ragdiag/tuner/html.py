@@ -107,51 +107,112 @@ def metrics_html(result: TunerResult) -> str:
             + "".join(body) + "</table></div>")
 
 
+_SCORE_EDGES = tuple(i / 4 for i in range(17))  # top-1 score histogram bins (0 to 4 by 0.25)
+
+
+class TunerFigure:
+    """The tuner's figure, drawn once and updated in place: `update` sets the artists' data
+    (pool sizes per question, the top-1 score histogram, the metric deltas) and rescales the
+    axes; the figure, its axes, titles and reference lines are never rebuilt, so a knob change
+    costs one re-render of the same canvas, not a new figure."""
+
+    def __init__(self) -> None:
+        from matplotlib.figure import Figure
+
+        # not a pyplot figure: nothing global to close, nothing the notebook displays on its own
+        self.fig = Figure(figsize=(10.5, 2.9))
+        self.axes = self.fig.subplots(1, 3)
+        pool, score, delta = self.axes
+        # pool after filters: each question's pool, sorted (a quantile curve per profile)
+        (self._pool_base,) = pool.plot([], [], color="#888888", drawstyle="steps-mid", label="baseline")
+        (self._pool_tuned,) = pool.plot([], [], color="#f58518", drawstyle="steps-mid", label="tuned")
+        pool.set_yscale("log")
+        pool.axhline(POOL_MIN, color="red", linestyle="--", linewidth=1)
+        pool.set_xlabel("questions (sorted by pool)", fontsize=7)
+        pool.legend(fontsize=7)
+        pool.set_title(f"pool after filters (window {POOL_MIN})", fontsize=9)
+        width = (_SCORE_EDGES[1] - _SCORE_EDGES[0]) / 2
+        lefts = _SCORE_EDGES[:-1]
+        self._score_base = score.bar([x for x in lefts], [0] * len(lefts), width=width, align="edge",
+                                     color="#bbbbbb", label="baseline")
+        self._score_tuned = score.bar([x + width for x in lefts], [0] * len(lefts), width=width, align="edge",
+                                      color="#f58518", label="tuned")
+        score.axvline(SCORE_OK, color="black", linestyle="--", linewidth=1)
+        score.legend(fontsize=7)
+        score.set_title("top-1 reranker score", fontsize=9)
+        delta.axhline(0, color="black", linewidth=0.8)
+        delta.set_title(f"Δ tuned - baseline (* {CORRECTION} p < {ALPHA})", fontsize=9)
+        self._delta_bars: Any = None
+        self._delta_names: list[str] = []
+        self._marks: list[Any] = []
+        for ax in self.axes:
+            ax.tick_params(labelsize=7)
+        self.updates = 0  # how often the artists were updated (a memoised result draws nothing)
+
+    def update(self, result: TunerResult) -> Any:
+        """Set every artist to `result`'s numbers; returns the figure."""
+        pool, score, delta = self.axes
+        for line, sizes in ((self._pool_base, result.baseline_pool_sizes), (self._pool_tuned, result.pool_sizes)):
+            ys = sorted(max(int(x), 1) for x in sizes) or [1]
+            line.set_data(range(1, len(ys) + 1), ys)
+        pool.relim()
+        pool.autoscale_view()
+        import numpy as np
+
+        top = 1
+        for bars, values in ((self._score_base, result.baseline_top1_scores), (self._score_tuned, result.top1_scores)):
+            counts, _ = np.histogram([v for v in values if v is not None], bins=_SCORE_EDGES)
+            for bar, c in zip(bars, counts, strict=True):
+                bar.set_height(int(c))
+            top = max(top, int(counts.max()) if len(counts) else 0)
+        score.set_ylim(0, top * 1.1)
+        rows = result.metric_rows()
+        names = [r["metric"] for r in rows]
+        deltas = [float(r["delta"]) for r in rows]
+        relayout = self.updates == 0 or names != self._delta_names
+        if names != self._delta_names:  # another metric set: the bars (only) are made anew
+            if self._delta_bars is not None:
+                self._delta_bars.remove()
+            self._delta_bars = delta.bar(names, [0.0] * len(names)) if names else None
+            self._delta_names = names
+        for m in self._marks:
+            m.remove()
+        self._marks = []
+        if self._delta_bars is not None:
+            for i, (bar, d, r) in enumerate(zip(self._delta_bars, deltas, rows, strict=True)):
+                bar.set_height(d)
+                bar.set_color("#2a7d2a" if d > 0 else "#b22222")
+                if r["significant"]:
+                    self._marks.append(delta.annotate("*", (i, d), ha="center",
+                                                      va="bottom" if d >= 0 else "top", fontsize=12))
+            span = max([abs(d) for d in deltas] + [1e-3])
+            delta.set_ylim(-span * 1.25, span * 1.25)
+            delta.tick_params(axis="x", labelsize=7)
+        if relayout:  # the layout depends on the tick labels only: not redone for new numbers
+            self.fig.tight_layout()
+        self.updates += 1
+        return self.fig
+
+    def png(self, result: TunerResult, dpi: int = 80) -> bytes:
+        from ragdiag.checks.figures import png_bytes
+
+        return png_bytes(self.update(result), dpi=dpi)
+
+
 def tuner_figure(result: TunerResult) -> Any:
     """The tuned profile against its baseline as a figure: pool size and top-1 reranker score per
     question, and the metric deltas with their (Holm-corrected) significance markers."""
-    from ragdiag.checks.figures import plt
-
-    fig, axes = plt().subplots(1, 3, figsize=(10.5, 2.9))
-    pools = [max(x, 1) for x in result.baseline_pool_sizes], [max(x, 1) for x in result.pool_sizes]
-    if any(pools):
-        axes[0].boxplot([p or [1] for p in pools], tick_labels=["baseline", "tuned"])
-        axes[0].set_yscale("log")
-        axes[0].axhline(POOL_MIN, color="red", linestyle="--", linewidth=1)
-    axes[0].set_title(f"pool after filters (window {POOL_MIN})", fontsize=9)
-    scores = ([s for s in result.baseline_top1_scores if s is not None],
-              [s for s in result.top1_scores if s is not None])
-    bins = [i / 4 for i in range(17)]
-    if scores[0] or scores[1]:
-        axes[1].hist([scores[0], scores[1]], bins=bins, label=["baseline", "tuned"], color=["#bbbbbb", "#f58518"])
-        axes[1].axvline(SCORE_OK, color="black", linestyle="--", linewidth=1)
-        axes[1].legend(fontsize=7)
-    axes[1].set_title("top-1 reranker score", fontsize=9)
-    rows = result.metric_rows()
-    if rows:
-        deltas = [r["delta"] for r in rows]
-        axes[2].bar([r["metric"] for r in rows], deltas,
-                    color=["#2a7d2a" if d > 0 else "#b22222" for d in deltas])
-        axes[2].axhline(0, color="black", linewidth=0.8)
-        for i, r in enumerate(rows):
-            if r["significant"]:
-                axes[2].annotate("*", (i, r["delta"]), ha="center", va="bottom" if r["delta"] >= 0 else "top",
-                                 fontsize=12)
-        axes[2].tick_params(axis="x", labelsize=7)
-    axes[2].set_title(f"Δ tuned - baseline (* {CORRECTION} p < {ALPHA})", fontsize=9)
-    for ax in axes:
-        ax.tick_params(labelsize=7)
-    fig.tight_layout()
-    return fig
+    return TunerFigure().update(result)
 
 
-def figure_html(result: TunerResult) -> str:
-    """`tuner_figure` as an inline PNG."""
+def figure_html(result: TunerResult, figure: TunerFigure | None = None) -> str:
+    """The figure as an inline PNG: `figure` (the tuner's own, updated in place) or a new one."""
     import base64
 
     from ragdiag.checks.figures import png_bytes
 
-    png = base64.b64encode(png_bytes(tuner_figure(result), dpi=80)).decode("ascii")
+    data = figure.png(result) if figure is not None else png_bytes(tuner_figure(result), dpi=80)
+    png = base64.b64encode(data).decode("ascii")
     return (f"<img class='ragdiag-tuner-figure' style='max-width:100%;height:auto' alt='tuned against baseline' "
             f"src='data:image/png;base64,{png}'/>")
 
