@@ -298,7 +298,7 @@ def test_tuner_updates_its_figure_in_place_and_a_memoised_setting_redraws_nothin
     tuner.k_slider.value = 41
     fig = tuner._figure
     assert fig is not None
-    axes, drawn = list(fig.fig.axes), fig.updates
+    axes, drawn, backgrounds = list(fig.fig.axes), fig.updates, fig.backgrounds
     order: list[str] = []
     for name in ("metrics_html", "figure_html", "pool_html", "status_html"):
         getattr(tuner, name).observe(lambda c, name=name: order.append(name), names="value")
@@ -308,6 +308,7 @@ def test_tuner_updates_its_figure_in_place_and_a_memoised_setting_redraws_nothin
         for name in ("metrics_html", "figure_html", "pool_html", "status_html"):
             getattr(tuner, name).unobserve_all()
     assert tuner._figure is fig and list(fig.fig.axes) == axes and fig.updates == drawn + 1
+    assert fig.backgrounds - backgrounds <= 1  # axes and ticks: again only when a range grows
     assert order[0] == "status_html" and order[-1] == "status_html"  # computing…, numbers, status
     assert order.index("figure_html") < len(order) - 1 and order.index("metrics_html") < len(order) - 1
     new_png = tuner.figure_html.value
@@ -317,4 +318,7 @@ def test_tuner_updates_its_figure_in_place_and_a_memoised_setting_redraws_nothin
     assert fig.updates == drawn + 1 and tuner.figure_html.value != new_png
     tuner.k_slider.value = 43
     assert fig.updates == drawn + 1 and tuner.figure_html.value == new_png
+    settled = fig.backgrounds
+    tuner.k_slider.value = 44  # a neighbouring setting: the data artists only, on the same background
+    assert fig.updates == drawn + 2 and fig.backgrounds == settled
     tuner.k_slider.value = 50
