@@ -658,3 +658,13 @@ def test_limits_name_what_was_not_measured_judged_share_stand_in_and_failures(re
     assert texts[0] == "Every check measured something."
     assert "13%" in texts[1] and texts[2].startswith("Stand-in") and texts[3] == "Requests: none failed."
     assert "Grenzen dieses Audits" in R.render_limits(res, "de", specs)
+
+
+def test_security_faults_never_take_a_measured_gain_s_place(specs):
+    leaks = [Finding(cid, "fail", "leak", priority="security") for cid in ("acl_trimming", "call_sites", "goldset")]
+    gains = [Finding(cid, "warn", "gain", effects=(Effect("ndcg@10", 0.3, 0.3 + d, p=0.01, n=50, action=f"a{cid}"),))
+             for cid, d in (("pool_size", 0.1), ("prerank_filters", 0.3), ("shared_query_text", 0.2),
+                            ("route_counts", 0.05))]
+    ranked = R.priorities(AuditResult(findings=(*gains, *leaks)), specs)
+    assert [p.finding.check_id for p in ranked] == ["acl_trimming", "call_sites", "goldset", "prerank_filters",
+                                                    "shared_query_text", "pool_size"]

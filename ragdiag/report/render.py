@@ -88,7 +88,7 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
     """The front page's priorities: security faults first (`Finding.priority` ``security``: a
     leak, a fail-open or unescaped security filter), then findings with a significant improving
     effect, ranked by its size (on nDCG@10 before the pool metrics), then by severity and check
-    order. A
+    order: every security fault, then up to `limit` measured gains. A
     finding whose fix no metric measured as a significant gain (``unmeasured``) is never a
     priority: `unmeasured_findings` lists those."""
     specs = specs or {}
@@ -101,8 +101,10 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
         return (_priority_of(nf[1]) != "security", not primary, -delta, -SEVERITY[nf[1].status], nf[0])
 
     cands.sort(key=rank)
+    # every security fault, then up to `limit` measured gains: a leak never costs a gain its place
+    security = [c for c in cands if _priority_of(c[1]) == "security"]
     out = []
-    for n, f in cands[:limit]:
+    for n, f in security + [c for c in cands if _priority_of(c[1]) != "security"][:limit]:
         spec = specs.get(f.check_id)
         e = best_effect(f)
         if e is not None and e.significant and e.action:
