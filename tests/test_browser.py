@@ -164,6 +164,7 @@ def test_playground_slider_updates_pool(lab, tmp_path):
             assert after != before
             readout = page.locator(".ragdiag-k .widget-readout").first.inner_text()
             assert int(readout) > 20, readout
+            _record_timings(page, handle)
             errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
             tracebacks = [t for t in errors.all_inner_texts() if "Traceback" in t or "Error" in t]
             assert not tracebacks, tracebacks
@@ -185,3 +186,47 @@ def _wait_for(condition, seconds: float) -> bool:
 
 def _wait_changed(page, before: str, seconds: float) -> bool:
     return _wait_for(lambda: _pool_text(page) != before, seconds)
+
+
+STATUS = ".ragdiag-status"
+
+
+def _timed_change(page, handle, key: str) -> dict:
+    """One key press on the k slider, timed in the browser until the pool shows new numbers and
+    until the status (sent last) replaces "computing…"; milliseconds from the press."""
+    page.evaluate("""([pool, status]) => {
+        window.__rd = {t0: performance.now(), pool: null, status: null, busySeen: false,
+                       before: document.querySelector(pool).innerText};
+        const obs = new MutationObserver(() => {
+            const r = window.__rd, now = performance.now();
+            const st = document.querySelector(status)?.innerText || '';
+            if (/computing/.test(st)) r.busySeen = true;
+            if (r.pool === null && document.querySelector(pool).innerText !== r.before) r.pool = now - r.t0;
+            if (r.pool !== null && r.status === null && !/computing/.test(st)) r.status = now - r.t0;
+            if (r.pool !== null && r.status !== null) obs.disconnect();
+        });
+        obs.observe(document.querySelector('.ragdiag-tuner'), {subtree: true, childList: true,
+                                                                characterData: true});
+    }""", [POOL, STATUS])
+    handle.press(key)
+    page.wait_for_function("() => window.__rd.pool !== null && window.__rd.status !== null", timeout=60_000,
+                           polling=10)
+    out = page.evaluate("() => window.__rd")
+    kernel = page.locator(STATUS).first.inner_text()
+    m = re.search(r"(\d+) new requests, (\d+) ms", kernel)
+    return {"key": key, "pool_ms": round(out["pool"]), "status_ms": round(out["status"]),
+            "busy_seen": out["busySeen"], "kernel_ms": int(m.group(2)) if m else None,
+            "new_requests": int(m.group(1)) if m else None}
+
+
+def _record_timings(page, handle, reps: int = 3) -> None:
+    """The tuner's click-to-numbers time in a real browser, a benchmark figure (not asserted):
+    a k never evaluated before (PageUp) and back to one seen before (PageDown: the memo)."""
+    rows = []
+    for _ in range(reps):
+        rows.append({"setting": "new", **_timed_change(page, handle, "PageUp")})
+        rows.append({"setting": "memoised", **_timed_change(page, handle, "PageDown")})
+        handle.press("PageUp")  # the next rep starts one step higher: a k not seen before
+        page.wait_for_timeout(1500)
+    (ARTIFACTS / "tuner_timings.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    assert all(r["pool_ms"] <= r["status_ms"] for r in rows)  # the status (end of busy) comes last

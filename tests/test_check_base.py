@@ -186,3 +186,23 @@ def test_message_cells_and_label_params_render_per_language(specs):
     de = localize(type(f).from_dict(f.to_dict()), "de", specs).evidence_table("measured_pool")
     assert de.columns[1] == "Anteil < 50"
     assert de.rows[0][2] == "postFilter mit Filter: Post-Filtering entfernt Kandidaten nach top-k"
+
+
+def test_a_small_non_zero_share_never_prints_as_zero():
+    # "0 % of traffic" over a table of 0.5 %: a percent or fixed spec gains decimals until non-zero
+    assert format_value(0.005, ".0%") == "0.5%" and format_value(0.004, ".0%", "de") == "0.4 %"
+    assert format_value(0.64, ".0%") == "64%" and format_value(0.0, ".0%") == "0%"
+    assert format_value(0.0004, ".2f") == "0.0004" and format_value(-0.003, ".0%") == "-0.3%"
+
+
+def test_headline_parts_behind_and_more_are_kept_in_the_finding(specs):
+    v = Verdict("pool_size", specs["pool_size"])
+    v.observed("semantic_profiles_configured", 5)
+    for i in range(5):
+        v.warn("configured_below", profile=f"p{i}", pool=10, min=50)
+    f = v.finish()
+    shown = [m.params.get("profile") for m in f.headline_msgs if m.id != "common.and_more"]
+    assert f.headline_msgs[-1].id == "common.and_more" and f.headline_msgs[-1].params["n"] == 2
+    assert shown + [m.params["profile"] for m in f.more_msgs] == [f"p{i}" for i in range(5)]
+    back = type(f).from_dict(f.to_dict())
+    assert back.more_msgs == f.more_msgs and len(f.to_dict()["messages"]["more"]) == 2

@@ -105,3 +105,18 @@ def test_a_route_significantly_below_the_best_profile_is_called_worse(tmp_path, 
     monkeypatch.setattr(metrics, "compare", lambda *a, **k: replace(real(*a, **k), p_ttest=0.4))
     unclear = _check(_ctx(tmp_path / "b", FAULTY, GOOD_SCORES))
     assert unclear.headline.startswith("route 'fact' (fact) is not measurably better than 'compare'")
+
+
+def test_a_low_traffic_route_that_earns_its_gain_is_not_told_to_merge(tmp_path):
+    """Traffic and gain together: 'fact' gets 1 % of traffic in both worlds; where its profile is
+    the best single profile (its table row says "earns upkeep: yes") no sentence tells the client
+    to merge it, where it is not, the merge recommendation stands."""
+    log = ["comparison"] * 99 + ["fact"]
+    earns = _check(_ctx(tmp_path / "a", SWAPPED, GOOD_SCORES, log_routes=log))
+    assert earns.evidence_table("route_gain").records()[0]["earns_upkeep"] is True
+    assert any(m.id == "route_counts.low_traffic" for m in earns.headline_msgs)
+    assert not [m for m in earns.recommendation_msgs if m.id == "route_counts.rec_merge_low_traffic"]
+    loses = _check(_ctx(tmp_path / "b", FAULTY, GOOD_SCORES, log_routes=log))
+    assert loses.evidence_table("route_gain").records()[0]["earns_upkeep"] is False
+    assert [m.params["route"] for m in loses.recommendation_msgs
+            if m.id == "route_counts.rec_merge_low_traffic"] == ["fact"]

@@ -222,9 +222,14 @@ def test_render_check_sections(result, specs, lang):
     assert R._e(spec.text("why", lang)) in html
     assert R._e(spec.messages["client_fail"][lang]) in html  # what it means, first
     assert R._e(spec.render_rules(lang)) not in html  # the status rule is in the appendix (method)
-    assert R._e(spec.text("remediation", lang)) in html  # fail: general remediation shown
+    # one roadmap instead of a list per check: what to do (and the remediation) is in appendix A
+    assert R._e(spec.text("remediation", lang)) not in html
+    assert "set k = 50 on every vector query" not in html and 'href="#app-pool_size"' in html
+    alone = R.render_check(finding, spec, lang, figures=False)  # a section on its own keeps it
+    assert R._e(spec.text("remediation", lang)) in alone and "use preFilter" in alone
+    app = R.render_appendix(None, result, lang, specs=specs)
+    assert R._e(spec.text("remediation", lang)) in app and "set k = 50 on every vector query" in app
     assert "pool 20 &lt; 50" in html
-    assert "set k = 50 on every vector query" in html and "use preFilter" in html
     assert "failed_requests = 3, requests = 120" in html
     assert "Configured pool per profile" in html and "level eq &#x27;evidence&#x27;" in html
     # a long per-question table is not printed in the section: the appendix holds it
@@ -232,7 +237,7 @@ def test_render_check_sections(result, specs, lang):
     ref = {"en": "Pool size per question: in appendix A.2 (30 rows).",
            "de": "Pool size per question: in Anhang A.2 (30 Zeilen)."}[lang]
     assert ref in html
-    labels = {"en": ("Why it matters", "Evidence", "What to do", "Check 2 of 5"),
+    labels = {"en": ("Why it matters", "Evidence", "What to do", "Check 2 of 5"),  # "What to do: the roadmap"
               "de": ("Warum es wichtig ist", "Belege", "Was zu tun ist", "Prüfung 2 von 5")}
     for label in labels[lang]:
         assert label in html
@@ -593,3 +598,73 @@ def test_summary_shows_where_relevant_documents_went_per_route(specs):
     assert "Wohin die relevanten Dokumente gingen" in de and "erreichte die Top" in de
     skipped = AuditResult(findings=(), loss_funnel={"status": "skipped", "reason": "no goldset"})
     assert "The loss funnel was not measured: no goldset." in R.render_summary(skipped, "en", specs)
+
+
+def _goldset_finding(tmp_path, groups, specs):
+    from ragdiag.checks import resolve, run_check
+    from tests import leak_world as w
+
+    ctx = w.context(tmp_path, groups)
+    return run_check(resolve(specs["goldset"]), ctx, specs["goldset"])
+
+
+def test_a_planted_permission_leak_is_the_first_priority_and_a_sound_index_is_none(tmp_path, specs):
+    """Severity order end to end: the goldset check of the leak world (a restricted document
+    readable by the wrong group) fails as a security fault, ranked before a large measured gain;
+    the sound index of the same world gives no security priority at all."""
+    gain = Finding("prerank_filters", "fail", "filter drops relevant documents",
+                   effects=(Effect("ndcg@10", 0.2, 0.6, p=0.001, n=80, action="remove the filter"),))
+    leaky = _goldset_finding(tmp_path / "leaky", w_groups("leaky"), specs)
+    assert leaky.status == "fail" and leaky.priority == "security"
+    res = AuditResult(findings=(gain, leaky))
+    assert [p.finding.check_id for p in R.priorities(res, specs)] == ["goldset", "prerank_filters"]
+    html = R.render_title(res, "en", specs=specs)
+    assert html.index("goldset") < html.index("remove the filter")
+    sound = _goldset_finding(tmp_path / "sound", w_groups("sound"), specs)
+    assert sound.priority != "security" and not any("leak" in m.id for m in sound.headline_msgs)
+    assert [p.finding.check_id for p in R.priorities(AuditResult(findings=(gain, sound)), specs)] == [
+        "prerank_filters"]
+
+
+def w_groups(kind: str) -> dict:
+    from tests import leak_world as w
+
+    return w.LEAKY_GROUPS if kind == "leaky" else w.SOUND_GROUPS
+
+
+def test_roadmap_orders_security_then_measured_gains_with_effort(result, specs):
+    leak = Finding("acl_trimming", "fail", "leaks", priority="security")
+    res = AuditResult(findings=(*result.findings, leak), meta=result.meta)
+    steps = R.roadmap(res, specs)
+    assert steps[0].finding.check_id == "acl_trimming" and steps[0].effect is None and steps[0].effort == "code"
+    measured = [s.effect for s in steps[1:]]
+    # each change once, nDCG@10 before the pool metric, largest first; only significant gains
+    assert [(e.metric, round(e.delta, 3)) for e in measured] == [("ndcg@10", 0.131), ("ndcg@10", 0.097)]
+    html = R.render_roadmap(res, "en", specs)
+    assert "security fault" in html and "configuration" in html and "nDCG@10 +0.131, p = 0.009" in html
+    assert R._e("Not on the roadmap (no significant measured gain): ") in html and "not measured" in html
+    assert "Fahrplan" in R.render_roadmap(res, "de", specs)
+
+
+def test_limits_name_what_was_not_measured_judged_share_stand_in_and_failures(result, specs):
+    texts = R.limits(result, "en", specs)
+    assert texts[0].startswith("Not measured: ") and "ACL trimming" in texts[0]
+    assert any(t.startswith("Stand-in") for t in texts)  # the sample: a local stand-in reranker
+    assert texts[-1] == "Requests: 12 sent, 1 failed, 0 over the budget."
+    gold = Finding("goldset", "pass", "ok", metrics={"judged@10": 0.126}, observed={"x": 1})
+    rr = Finding("reranker_scores", "pass", "ok", observed={"x": 1})
+    res = AuditResult(findings=(gold, rr), meta={"config": {"target": {"kind": "local"}}})
+    texts = R.limits(res, "en", specs)
+    assert texts[0] == "Every check measured something."
+    assert "13%" in texts[1] and texts[2].startswith("Stand-in") and texts[3] == "Requests: none failed."
+    assert "Grenzen dieses Audits" in R.render_limits(res, "de", specs)
+
+
+def test_security_faults_never_take_a_measured_gain_s_place(specs):
+    leaks = [Finding(cid, "fail", "leak", priority="security") for cid in ("acl_trimming", "call_sites", "goldset")]
+    gains = [Finding(cid, "warn", "gain", effects=(Effect("ndcg@10", 0.3, 0.3 + d, p=0.01, n=50, action=f"a{cid}"),))
+             for cid, d in (("pool_size", 0.1), ("prerank_filters", 0.3), ("shared_query_text", 0.2),
+                            ("route_counts", 0.05))]
+    ranked = R.priorities(AuditResult(findings=(*gains, *leaks)), specs)
+    assert [p.finding.check_id for p in ranked] == ["acl_trimming", "call_sites", "goldset", "prerank_filters",
+                                                    "shared_query_text", "pool_size"]

@@ -288,3 +288,37 @@ def test_tuner_shows_computing_then_the_result_with_its_figure(tuner):
         assert row["p_holm"] is None or row["p_holm"] >= row["p"] - 1e-12
         assert row["significant"] == (row["p_holm"] is not None and row["p_holm"] < 0.05)
     tuner.k_slider.value = 50
+
+
+@pytest.mark.slow
+def test_tuner_updates_its_figure_in_place_and_a_memoised_setting_redraws_nothing(tuner):
+    """One figure for the tuner's life: a new setting updates its artists (same Figure, same
+    axes), a setting seen before is shown from its memoised HTML without touching the figure;
+    the numbers arrive before the status that ends "computing…"."""
+    tuner.k_slider.value = 41
+    fig = tuner._figure
+    assert fig is not None
+    axes, drawn, backgrounds = list(fig.fig.axes), fig.updates, fig.backgrounds
+    order: list[str] = []
+    for name in ("metrics_html", "figure_html", "pool_html", "status_html"):
+        getattr(tuner, name).observe(lambda c, name=name: order.append(name), names="value")
+    try:
+        tuner.k_slider.value = 43  # new: the same figure's artists get the new numbers
+    finally:
+        for name in ("metrics_html", "figure_html", "pool_html", "status_html"):
+            getattr(tuner, name).unobserve_all()
+    assert tuner._figure is fig and list(fig.fig.axes) == axes and fig.updates == drawn + 1
+    assert fig.backgrounds - backgrounds <= 1  # axes and ticks: again only when a range grows
+    assert order[0] == "status_html" and order[-1] == "status_html"  # computing…, numbers, status
+    assert order.index("figure_html") < len(order) - 1 and order.index("metrics_html") < len(order) - 1
+    new_png = tuner.figure_html.value
+    pool = sorted(max(int(x), 1) for x in tuner.result.pool_sizes)
+    assert list(fig._pool_tuned.get_ydata()) == pool  # the artist holds this result's numbers
+    tuner.k_slider.value = 41  # seen before: memoised HTML, no figure update
+    assert fig.updates == drawn + 1 and tuner.figure_html.value != new_png
+    tuner.k_slider.value = 43
+    assert fig.updates == drawn + 1 and tuner.figure_html.value == new_png
+    settled = fig.backgrounds
+    tuner.k_slider.value = 44  # a neighbouring setting: the data artists only, on the same background
+    assert fig.updates == drawn + 2 and fig.backgrounds == settled
+    tuner.k_slider.value = 50

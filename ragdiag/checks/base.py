@@ -483,6 +483,7 @@ class Verdict:
             figures=tuple(figures) or self.figures,
             observed=dict(self.observations), locations=tuple(self._locations),
             headline_msgs=tuple(parts), recommendation_msgs=recs, skipped_msg=skipped,
+            more_msgs=tuple(getattr(self, "_more", ())) if status in ("fail", "warn", "error") else (),
             effects=effects, priority=self._priority(status, effects),
         )
 
@@ -501,8 +502,10 @@ class Verdict:
         return "measured" if any(e.improves and e.significant for e in effects) else "unmeasured"
 
     def _limited(self, msgs: list[Message]) -> list[Message]:
+        """The headline's first parts and "(+N more)"; the parts cut go to `Finding.more_msgs`."""
         if len(msgs) <= MAX_HEADLINE_PARTS:
             return list(msgs)
+        self._more = list(msgs[MAX_HEADLINE_PARTS:])
         return list(msgs[:MAX_HEADLINE_PARTS]) + [self.msg("common.and_more", n=len(msgs) - MAX_HEADLINE_PARTS)]
 
     def _failed_message(self) -> Message:

@@ -310,13 +310,18 @@ class RerankerScores(Check):
 
         ev_with = run.evaluation(ctx.goldset).subset(cases)
         ev_without = plain.evaluation(ctx.goldset).subset(cases)
+        significant = False
         if with_n is not None and without_n is not None and len(ev_with) and "ndcg@10" in ev_with.measures:
             lowers = with_n < without_n
             c = compare(ev_with, ev_without, "ndcg@10") if lowers else compare(ev_without, ev_with, "ndcg@10")
             if c.n:
                 v.effect("ndcg@10", c.a_mean, c.b_mean, p=c.p_ttest, n=c.n,
                          action="eff_rerank_off" if lowers else "eff_rerank_on", scope="eff_scope_semantic")
-        if warn_lower and with_n is not None and without_n is not None and with_n < without_n:
+                significant = c.significant(float(v.spec.threshold("ablation_alpha")) if v.spec is not None
+                                            else 0.05)
+        # "the reranker makes ranking worse" only on a significant difference: a smaller one is in
+        # the effects table with its p, never a claim the same page's numbers contradict
+        if warn_lower and significant and with_n is not None and without_n is not None and with_n < without_n:
             v.warn("rerank_lowers", fused=without_n, reranked=with_n)
             v.recommend("rec_reranker_worse")
 

@@ -57,12 +57,17 @@ class RouteCounts(Check):
         if len(routed) < 2:
             v.skip("one_route", routes=len(policy.routes), profile=routed[0] if routed else "-")
         v.nothing_observed("nothing_measured", routes=len(policy.routes))
-        parts = []
+        parts: list[Any] = []
+        low: list[str] = []  # routes below the traffic floor
+        earned: set[str] = set()  # routes whose profile measured a significant gain
         if ctx.has("query_log"):
-            parts += self._traffic(ctx, spec, v)
+            parts += self._traffic(ctx, spec, v, low)
         self._duplicates(policy, v)
         if ctx.has("goldset") and ctx.has("target"):
-            parts += self._gain(ctx, spec, v)
+            parts += self._gain(ctx, spec, v, earned)
+        for intent in low:  # never "merge it" beside its own measured, significant gain
+            if intent not in earned:
+                v.recommend("rec_merge_low_traffic", route=intent)
         unused = [n for n, intents in profile_used_by(policy).items() if not intents]
         if unused:
             v.table("unused_profiles", "t_unused", ("profile",), [(n,) for n in unused])
@@ -72,7 +77,7 @@ class RouteCounts(Check):
         _observed.route_counts(ctx, spec, v)
 
     @staticmethod
-    def _traffic(ctx: Any, spec: Any, v: Verdict) -> list[Any]:
+    def _traffic(ctx: Any, spec: Any, v: Verdict, low: list[str]) -> list[Any]:
         log, policy = ctx.query_log, ctx.policy
         min_share = spec.threshold("min_traffic_share")
         v.metric("min_traffic_share", min_share)
@@ -90,7 +95,7 @@ class RouteCounts(Check):
             if share < min_share:
                 below += 1
                 v.warn("low_traffic", route=intent, share=share, min=min_share)
-                v.recommend("rec_merge_low_traffic", route=intent)
+                low.append(intent)
         v.metric("routes_below_traffic_floor", below)
         return [v.msg("part_traffic", routes=len(policy.routes) - below, min=min_share, requests=len(log))]
 
@@ -107,7 +112,7 @@ class RouteCounts(Check):
                 v.recommend("rec_merge_identical", profiles=tuple(d))
 
     @staticmethod
-    def _gain(ctx: Any, spec: Any, v: Verdict) -> list[Any]:
+    def _gain(ctx: Any, spec: Any, v: Verdict, earned_routes: set[str]) -> list[Any]:
         from ragdiag.metrics import compare
 
         policy, goldset = ctx.policy, ctx.goldset
@@ -138,6 +143,8 @@ class RouteCounts(Check):
             mine, other = singles[prof][1].subset(ids), singles[best][1].subset(ids)
             cmp = compare(other, mine, "ndcg@10")
             earned = prof == best or (cmp.mean_delta >= min_gain and cmp.significant(alpha))
+            if earned:  # the table says "earns upkeep: yes"
+                earned_routes.add(intent)
             v.observed("routes_by_gain")
             rows.append((intent, prof, len(ids), mine.aggregate.get("ndcg@10"), other.aggregate.get("ndcg@10"),
                          cmp.mean_delta * 100, cmp.p_ttest, f"{cmp.wins}/{cmp.ties}/{cmp.losses}", earned))

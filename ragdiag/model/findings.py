@@ -556,6 +556,9 @@ class Finding:
     headline_msgs: tuple[Message, ...] = ()
     recommendation_msgs: tuple[Message, ...] = ()
     skipped_msg: Message | None = None
+    #: the headline's parts cut behind "(+N more)" (the headline shows the first few; the report's
+    #: check section and findings.json hold them all)
+    more_msgs: tuple[Message, ...] = ()
     #: measured effects of the changes the check recommends (see `Effect`)
     effects: tuple[Effect, ...] = ()
     #: what the report sorts its priorities by (`PRIORITIES`): ``security`` (a permission leak,
@@ -597,6 +600,7 @@ class Finding:
         object.__setattr__(self, "effects", effects)
         object.__setattr__(self, "headline_msgs", tuple(self.headline_msgs))
         object.__setattr__(self, "recommendation_msgs", tuple(self.recommendation_msgs))
+        object.__setattr__(self, "more_msgs", tuple(self.more_msgs))
         object.__setattr__(self, "observed", {str(k): int(v) for k, v in dict(self.observed).items()})
         if self.priority not in ("", *PRIORITIES):
             raise ValueError(f"{where}: priority must be one of {', '.join(PRIORITIES)}, got {self.priority!r}")
@@ -691,7 +695,8 @@ class Finding:
             "locations": [loc.to_dict() for loc in self.locations],
             "messages": {"headline": [m.to_dict() for m in self.headline_msgs],
                          "recommendations": [m.to_dict() for m in self.recommendation_msgs],
-                         "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None},
+                         "skipped": self.skipped_msg.to_dict() if self.skipped_msg else None,
+                         "more": [m.to_dict() for m in self.more_msgs]},
             "effects": [e.to_dict() for e in self.effects],
             "priority": self.priority,
         }
@@ -722,6 +727,7 @@ class Finding:
                 headline_msgs=tuple(Message.from_dict(m) for m in msgs.get("headline") or ()),
                 recommendation_msgs=tuple(Message.from_dict(m) for m in msgs.get("recommendations") or ()),
                 skipped_msg=Message.from_dict(msgs["skipped"]) if msgs.get("skipped") else None,
+                more_msgs=tuple(Message.from_dict(m) for m in msgs.get("more") or ()),
                 effects=tuple(Effect.from_dict(e) for e in data.get("effects") or ()),
                 priority=str(data.get("priority") or ""),
             )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -123,6 +124,24 @@ class _Formatter(string.Formatter):
         return super().get_value(key, args, kwargs)
 
 
+_FIXED = re.compile(r"^(?P<head>.*\.)(?P<prec>\d+)(?P<kind>[f%])$")
+
+
+def _nonzero_format(value: Any, spec: str) -> str:
+    """`format(value, spec)`, except that a non-zero value never prints as zero: a fixed or
+    percent spec whose rounding gives 0 ("0%" for a share of 0.004) gets up to three more
+    decimals ("0.4%"), so a sentence never contradicts the table that prints the same share."""
+    text = format(value, spec)
+    m = _FIXED.match(spec)
+    if m is None or not value or any(c in "123456789" for c in text):
+        return text
+    for extra in range(1, 4):
+        text = format(value, f"{m['head']}{int(m['prec']) + extra}{m['kind']}")
+        if any(c in "123456789" for c in text):
+            break
+    return text
+
+
 def format_value(value: Any, spec: str = "", lang: str = "en", catalogue: Catalogue | None = None) -> str:
     """One parameter as text in `lang`: numbers per convention, lists joined, messages rendered."""
     if isinstance(value, Message):
@@ -135,7 +154,7 @@ def format_value(value: Any, spec: str = "", lang: str = "en", catalogue: Catalo
         return ("yes" if value else "no") if lang == "en" else ("ja" if value else "nein")
     if isinstance(value, numbers.Real) and spec:
         try:
-            text = format(value, spec)
+            text = _nonzero_format(value, spec)
         except (ValueError, TypeError):
             text = str(value)
     elif isinstance(value, float):

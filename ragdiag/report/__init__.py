@@ -69,6 +69,9 @@ from ragdiag.report.render import render_evidence as render_evidence
 from ragdiag.report.render import render_funnel as render_funnel
 from ragdiag.report.render import unmeasured_findings as unmeasured_findings
 from ragdiag.report.render import verdict as verdict
+from ragdiag.report.roadmap import limits as limits
+from ragdiag.report.roadmap import render_limits, render_roadmap
+from ragdiag.report.roadmap import roadmap as roadmap
 from ragdiag.report.secrets import MIN_SECRET_LEN as MIN_SECRET_LEN
 from ragdiag.report.secrets import SECRET_NAME as SECRET_NAME
 from ragdiag.report.secrets import assert_no_secrets, find_secrets, secret_values
@@ -91,6 +94,8 @@ __all__ = [
     "report_context",
     "render_title",
     "render_summary",
+    "render_roadmap",
+    "render_limits",
     "render_check",
     "render_details",
     "render_appendix",

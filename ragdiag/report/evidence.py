@@ -50,7 +50,8 @@ def _one(finding: Any, condition: str) -> bool:
         ok = value not in (None, 0, 0.0, False, "")
     else:  # said
         wanted = f"{finding.check_id}.{name}"
-        ok = any(m.id == wanted for m in getattr(finding, "headline_msgs", ()) or ())
+        said = (*(getattr(finding, "headline_msgs", ()) or ()), *(getattr(finding, "more_msgs", ()) or ()))
+        ok = any(m.id == wanted for m in said)
     return ok != negate
 
 

@@ -78,7 +78,8 @@ table.rd-table th, table.rd-table td { border-bottom: 1px solid #d0d7de; padding
   text-align: left; vertical-align: top; overflow-wrap: break-word; word-break: normal; }
 table.rd-table th { background: #f6f8fa; font-weight: bold; overflow-wrap: normal; }
 table.rd-table th.rd-num { text-align: right; }
-table.rd-table td.rd-num { text-align: right; white-space: nowrap; }
+table.rd-table td.rd-num { text-align: right; white-space: nowrap; padding-left: 10px; }
+table.rd-table th.rd-num { padding-left: 10px; }
 table.rd-table.rd-fixed { table-layout: fixed; width: 100%; }
 table.rd-table td.rd-nw { overflow-wrap: normal; }
 table.rd-table .rd-gap { border: none; background: none; width: 1.2em; padding: 0; }

@@ -19,6 +19,7 @@ from ragdiag.errors import RagdiagError
 from ragdiag.model.findings import SEVERITY
 from ragdiag.report.format import _badge, _date, _e, _frame, _frame_html, _now_iso
 from ragdiag.report.labels import metric_label
+from ragdiag.report.roadmap import render_limits
 from ragdiag.report.tables import (
     APPENDIX_MAX_ROWS,
     Table,
@@ -87,7 +88,7 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
     """The front page's priorities: security faults first (`Finding.priority` ``security``: a
     leak, a fail-open or unescaped security filter), then findings with a significant improving
     effect, ranked by its size (on nDCG@10 before the pool metrics), then by severity and check
-    order. A
+    order: every security fault, then up to `limit` measured gains. A
     finding whose fix no metric measured as a significant gain (``unmeasured``) is never a
     priority: `unmeasured_findings` lists those."""
     specs = specs or {}
@@ -100,8 +101,10 @@ def priorities(result: Any, specs: Mapping[str, Any] | None = None, lang: str = 
         return (_priority_of(nf[1]) != "security", not primary, -delta, -SEVERITY[nf[1].status], nf[0])
 
     cands.sort(key=rank)
+    # every security fault, then up to `limit` measured gains: a leak never costs a gain its place
+    security = [c for c in cands if _priority_of(c[1]) == "security"]
     out = []
-    for n, f in cands[:limit]:
+    for n, f in security + [c for c in cands if _priority_of(c[1]) != "security"][:limit]:
         spec = specs.get(f.check_id)
         e = best_effect(f)
         if e is not None and e.significant and e.action:
@@ -146,7 +149,10 @@ def _headline_parts(finding: Any, lang: str, cat: Any) -> list[str]:
     from ragdiag.model.messages import render
 
     if finding.headline_msgs:
-        return [render(m, lang, cat) for m in finding.headline_msgs]
+        more = tuple(getattr(finding, "more_msgs", ()) or ())
+        # the check's section hides nothing: the parts cut behind "(+N more)" in full
+        shown = [m for m in finding.headline_msgs if not (more and m.id == "common.and_more")]
+        return [render(m, lang, cat) for m in (*shown, *more)]
     return [finding.headline]
 
 
@@ -303,6 +309,7 @@ def render_summary(result: Any, lang: str = "en", specs: Mapping[str, Any] | Non
         '<section class="rd-summary">'
         f'<h2>{_e(_t("summary", lang))}</h2>'
         f"<p>{_e(counts)}</p>"
+        f"{render_limits(result, lang, specs)}"
         '<table class="rd-table rd-summary-table"><colgroup><col style="width:13%"/><col style="width:21%"/>'
         '<col style="width:46%"/><col style="width:20%"/></colgroup>'
         f'<thead><tr>{head}</tr></thead>'
@@ -438,20 +445,44 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def _effects_html(effects: Sequence[Any], lang: str) -> str:
+#: measured effects a check's section prints in the body; all of them are in appendix A
+BODY_EFFECTS = 4
+
+
+def _effects_html(effects: Sequence[Any], lang: str, *, more: str = "") -> str:
     rows = [[e.action, e.scope, metric_label(e.metric, lang), fmt_number(e.before, lang, decimals=3),
              fmt_number(e.after, lang, decimals=3), fmt_number(e.delta, lang, signed=True, decimals=3),
              fmt_p(e.p, lang)] for e in effects]
     t = Table([_t(k, lang) for k in ("col_change", "col_scope", "col_metric", "col_before", "col_after")]
               + ["Δ", "p"], ["change", "scope", "metric", "before", "after", "delta", "p_text"], rows,
               _t("effects", lang), _t("effects_note", lang))
-    return _table_block(t, lang, heading="h3")
+    return _table_block(t, lang, heading="h3", notes=[more] if more else ())
 
 
 def render_details(result: Any, lang: str = "en") -> str:
     """The heading of the part with one section per check (starts a new page)."""
     _check_lang(lang)
     return f'<section class="rd-details-head"><h2 class="rd-part">{_e(_t("details", lang))}</h2></section>'
+
+
+#: evidence tables a check's section prints in the body; the others are in appendix A in full
+BODY_EVIDENCE_TABLES = 1
+
+
+def report_tables(finding: Any, lang: str) -> list[tuple[Any, Any]]:
+    """`body_tables`, with only the first `BODY_EVIDENCE_TABLES` shown tables kept in the body
+    (the rest: in the appendix, in full). Body and appendix both read this one plan, so no
+    table is lost and none is printed twice in full."""
+    from ragdiag.report.tables import BodyTable
+
+    out, shown = [], 0
+    for ev, body in body_tables(finding, lang):
+        if body.table is not None:
+            shown += 1
+            if shown > BODY_EVIDENCE_TABLES:
+                body = BodyTable(None, True)
+        out.append((ev, body))
+    return out
 
 
 def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | None = None,
@@ -488,7 +519,14 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
         parts.append(f'<p class="rd-incomplete"><b>{_e(_t("incomplete", lang))}:</b> '
                      f'{_e(_t("incomplete_text", lang, counts=counts))}</p>')
     if finding.effects:
-        parts.append(_effects_html(finding.effects, lang))
+        effects = list(finding.effects)
+        if number is not None and len(effects) > BODY_EFFECTS:
+            # the significant ones first (in the check's order), the whole table in appendix A
+            effects = sorted(effects, key=lambda e: not (e.significant and e.improves))[:BODY_EFFECTS]
+            parts.append(_effects_html(effects, lang, more=_t("effects_more", lang, shown=BODY_EFFECTS,
+                                                               total=len(finding.effects), n=number)))
+        else:
+            parts.append(_effects_html(effects, lang))
     if figures:
         png = figure_png(finding, lang=lang)
         if png:
@@ -496,13 +534,31 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
                          f'{_e(title)}" src="data:image/png;base64,{png}"/></figure>')
     if finding.evidence:
         parts.append(f'<h3>{_e(_t("evidence", lang))}</h3>')
-        for ev, body in body_tables(finding, lang):
+        plan = report_tables(finding, lang) if number is not None else body_tables(finding, lang)
+        hidden = [ev for ev, body in plan if body.table is None]
+        for _ev, body in plan:
             ref = _t("see_appendix", lang, n=number) if number is not None else ""
-            if body.table is None:
-                parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=ev.title, n=number if number is not None else "", rows=len(ev.rows)))}</p>')
-                continue
-            parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
-    parts.append(f'<h3>{_e(_t("recommendations", lang))}</h3>')
+            if body.table is not None:
+                parts.append(_table_block(body.table, lang, notes=[ref] if body.in_appendix and ref else []))
+        n_ref = number if number is not None else ""
+        if len(hidden) == 1:
+            parts.append(f'<p class="rd-note">{_e(_t("in_appendix", lang, title=hidden[0].title, n=n_ref, rows=len(hidden[0].rows)))}</p>')
+        elif hidden:  # one line for the tables the appendix prints in full
+            tables = "; ".join(_t("table_rows", lang, title=ev.title, rows=len(ev.rows)) for ev in hidden)
+            parts.append(f'<p class="rd-note">{_e(_t("in_appendix_many", lang, n=n_ref, tables=tables))}</p>')
+    if number is None:  # a section on its own (no roadmap, no appendix): what to do stands here
+        parts.append(_recs_html(finding, remediation, lang, "h3"))
+    elif finding.recommendations or (remediation and finding.status in ("warn", "fail")):
+        # one roadmap instead of a list per check: the check's own list is in appendix A
+        parts.append(f'<p class="rd-note"><a href="#app-{_e(finding.check_id)}">'
+                     f'{_e(_t("recs_in_appendix", lang, n=number))}</a></p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _recs_html(finding: Any, remediation: str, lang: str, heading: str) -> str:
+    """A check's "what to do": its recommendations and the checklist's general remediation."""
+    parts = [f'<{heading}>{_e(_t("recommendations", lang))}</{heading}>']
     if finding.recommendations:
         items = "".join(f"<li>{_e(r)}</li>" for r in finding.recommendations)
         parts.append(f'<ul class="rd-recs">{items}</ul>')
@@ -510,7 +566,6 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
         parts.append(f"<p>{_e(_t('none', lang))}</p>")
     if remediation and finding.status in ("warn", "fail"):
         parts.append(f'<p class="rd-remediation"><b>{_e(_t("remediation", lang))}:</b> {_e(remediation)}</p>')
-    parts.append("</section>")
     return "".join(parts)
 
 
@@ -655,10 +710,17 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
     parts.append(f'<p class="rd-note">{_e(_t("app_evidence_intro", lang, max=APPENDIX_MAX_ROWS))}</p>')
     wide: list[str] = []  # landscape tables, printed together at the end (no half-empty page before each)
     for n, f in enumerate(result.findings, start=1):
-        full = [ev for ev, body in body_tables(f, lang) if body.in_appendix]
-        if not full and not f.metrics:
+        full = [ev for ev, body in report_tables(f, lang) if body.in_appendix]
+        spec = specs.get(f.check_id)
+        remediation = spec.text("remediation", lang) if spec is not None else ""
+        has_recs = bool(f.recommendations) or bool(remediation and f.status in ("warn", "fail"))
+        if not full and not f.metrics and not has_recs and len(f.effects) <= BODY_EFFECTS:
             continue
         parts.append(f'<div class="rd-app-check"><h4 id="app-{_e(f.check_id)}">A.{n} {_e(title(f))}</h4>')
+        if has_recs:
+            parts.append(_recs_html(f, remediation, lang, "h5"))
+        if len(f.effects) > BODY_EFFECTS:  # the section printed only the first few
+            parts.append(_effects_html(f.effects, lang).replace("<h3>", "<h5>").replace("</h3>", "</h5>"))
         for ev in full:
             t = Table.of(ev).collapsed(lang)
             notes = ([_t("truncated", lang, shown=APPENDIX_MAX_ROWS, total=len(t.rows))]

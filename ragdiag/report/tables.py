@@ -174,6 +174,12 @@ FOLDED_LINE_CHARS = 150
 _LINE_CHARS = {" rd-wide": 135, " rd-mid": 120, "": 105}
 
 
+def _em(word: str) -> int:
+    """A word's width in average characters: capitals, '@', 'm' and 'w' are wider, so a short
+    unbreakable cell ("nDCG@10") gets the room it takes and never runs into the next column."""
+    return math.ceil(sum(1.35 if c.isupper() or c in "@%mwMW" else 1.0 for c in word))
+
+
 def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120) -> list[float]:
     """Column widths (percent) from the text they hold: every column at least as wide as its
     header's longest word (headers never break mid-word) and its longest short word (so a short
@@ -185,7 +191,7 @@ def _widths(cells: list[list[str]], columns: Sequence[str], capacity: int = 120)
     for j, c in enumerate(columns):
         lens = sorted(len(r[j]) for r in cells) or [0]
         p90 = lens[min(len(lens) - 1, int(0.9 * len(lens)))]
-        longest_word = max([len(w) for r in cells for w in r[j].split()] + [0])
+        longest_word = max([_em(w) for r in cells for w in r[j].split()] + [0])
         head_word = max([len(w) for w in str(c).split()] + [1])
         # a bold header word needs about 10 % more room than its characters
         lo = max(math.ceil(head_word * 1.1), min(longest_word, 12), 3) + 1

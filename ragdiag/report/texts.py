@@ -427,3 +427,58 @@ def _t(key: str, lang: str, **values: Any) -> str:
     text = TEXTS[_check_lang(lang)][key]
     return text.format(**values) if values else text
 
+
+
+# ---- the roadmap (one ordered list of changes) and the limits of the audit (page 2) -----------
+TEXTS["en"].update({
+    "roadmap": "Roadmap",
+    "roadmap_intro": "Every change the audit measured, in the order to make them: security faults first, then the significant measured gains, largest first (each change once, with the largest effect measured for it). What each check recommends in detail is in appendix A.",
+    "col_effort": "Effort",
+    "col_from_check": "Check",
+    "effort_config": "configuration",
+    "effort_code": "code change",
+    "effort_index": "index rebuild",
+    "effort_data": "goldset work",
+    "roadmap_security": "security fault",
+    "roadmap_none": "The audit measured no change with a significant gain and found no security fault.",
+    "roadmap_rest": "Not on the roadmap (no significant measured gain): {items}.",
+    "not_measured": "not measured",
+    "recs_in_appendix": "What to do: the roadmap (after the summary) and appendix A.{n}.",
+    "limits": "Limits of this audit",
+    "limit_not_measured": "Not measured: {items}.",
+    "limit_all_measured": "Every check measured something.",
+    "limit_judged": "Judged share of the top 10: {share} of the documents the system ranks in its top 10 for the goldset questions carry a judgement; an unjudged document counts as not relevant, so the measured figures are a lower bound.",
+    "limit_no_goldset": "No goldset: no retrieval metric and no measured effect.",
+    "limit_stand_in": "Stand-in: this audit searched a local target; its semantic ranker is a local model standing in for Azure's semantic ranker, so a reranker effect shows its direction, not Azure's exact figure.",
+    "limit_failed": "Requests: {sent} sent, {failed} failed, {over} over the budget.",
+    "limit_no_failures": "Requests: none failed.",
+    "effects_more": "{shown} of {total} measured changes (the significant gains first); all {total} in appendix A.{n}.",
+    "in_appendix_many": "In appendix A.{n}, in full: {tables}.",
+    "table_rows": "{title} ({rows} rows)",
+})
+TEXTS["de"].update({
+    "roadmap": "Fahrplan",
+    "roadmap_intro": "Jede Änderung, die das Audit gemessen hat, in der Reihenfolge, in der sie zu machen ist: Sicherheitsfehler zuerst, dann die signifikanten gemessenen Gewinne, die grössten zuerst (jede Änderung einmal, mit dem grössten für sie gemessenen Effekt). Was jede Prüfung im Einzelnen empfiehlt, steht in Anhang A.",
+    "col_effort": "Aufwand",
+    "col_from_check": "Prüfung",
+    "effort_config": "Konfiguration",
+    "effort_code": "Code-Änderung",
+    "effort_index": "Index-Neuaufbau",
+    "effort_data": "Goldset-Arbeit",
+    "roadmap_security": "Sicherheitsfehler",
+    "roadmap_none": "Das Audit hat keine Änderung mit signifikantem Gewinn gemessen und keinen Sicherheitsfehler gefunden.",
+    "roadmap_rest": "Nicht im Fahrplan (kein signifikanter gemessener Gewinn): {items}.",
+    "not_measured": "nicht gemessen",
+    "recs_in_appendix": "Was zu tun ist: der Fahrplan (nach der Zusammenfassung) und Anhang A.{n}.",
+    "limits": "Grenzen dieses Audits",
+    "limit_not_measured": "Nicht gemessen: {items}.",
+    "limit_all_measured": "Jede Prüfung hat etwas gemessen.",
+    "limit_judged": "Beurteilter Anteil der Top 10: {share} der Dokumente, die das System für die Goldset-Fragen unter seine Top 10 setzt, tragen ein Urteil; ein nicht beurteiltes Dokument zählt als nicht relevant, die gemessenen Werte sind also eine untere Schranke.",
+    "limit_no_goldset": "Kein Goldset: keine Retrieval-Kennzahl und kein gemessener Effekt.",
+    "limit_stand_in": "Ersatz: dieses Audit hat ein lokales Ziel durchsucht; sein semantischer Ranker ist ein lokales Modell anstelle von Azures semantischem Ranker, ein Reranker-Effekt zeigt also die Richtung, nicht Azures genauen Wert.",
+    "limit_failed": "Anfragen: {sent} gesendet, {failed} fehlgeschlagen, {over} über dem Budget.",
+    "limit_no_failures": "Anfragen: keine fehlgeschlagen.",
+    "effects_more": "{shown} von {total} gemessenen Änderungen (die signifikanten Gewinne zuerst); alle {total} in Anhang A.{n}.",
+    "in_appendix_many": "In Anhang A.{n}, vollständig: {tables}.",
+    "table_rows": "{title} ({rows} Zeilen)",
+})

@@ -107,51 +107,175 @@ def metrics_html(result: TunerResult) -> str:
             + "".join(body) + "</table></div>")
 
 
+_SCORE_EDGES = tuple(i / 4 for i in range(17))  # top-1 score histogram bins (0 to 4 by 0.25)
+
+
+class TunerFigure:
+    """The tuner's figure, drawn once and updated in place.
+
+    The axes, ticks, titles and reference lines are rendered once into a background; `update`
+    sets the data artists (each question's pool, sorted; the top-1 score histogram; the metric
+    deltas with their markers) and `png` blits only those onto the background (Agg's
+    restore_region / draw_artist) before encoding the canvas. The background is re-rendered
+    only when an axis range must grow (more questions, a larger pool or count, a larger delta)
+    or the metric set changes, so a knob change costs the data artists, not a new figure."""
+
+    def __init__(self) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        # not a pyplot figure: nothing global to close, nothing the notebook displays on its own
+        self.fig = Figure(figsize=(10.5, 2.9), dpi=80)
+        self.canvas = FigureCanvasAgg(self.fig)
+        self.axes = self.fig.subplots(1, 3)
+        pool, score, delta = self.axes
+        (self._pool_base,) = pool.plot([], [], color="#888888", drawstyle="steps-mid", label="baseline",
+                                       animated=True)
+        (self._pool_tuned,) = pool.plot([], [], color="#f58518", drawstyle="steps-mid", label="tuned",
+                                        animated=True)
+        pool.set_yscale("log")
+        pool.axhline(POOL_MIN, color="red", linestyle="--", linewidth=1)
+        pool.set_xlabel("questions (sorted by pool)", fontsize=7)
+        pool.legend(fontsize=7, loc="upper left")
+        pool.set_title(f"pool after filters (window {POOL_MIN})", fontsize=9)
+        width = (_SCORE_EDGES[1] - _SCORE_EDGES[0]) / 2
+        lefts = _SCORE_EDGES[:-1]
+        self._score_base = score.bar(list(lefts), [0] * len(lefts), width=width, align="edge",
+                                     color="#bbbbbb", label="baseline")
+        self._score_tuned = score.bar([x + width for x in lefts], [0] * len(lefts), width=width, align="edge",
+                                      color="#f58518", label="tuned")
+        for bar in (*self._score_base, *self._score_tuned):
+            bar.set_animated(True)
+        score.set_xlim(_SCORE_EDGES[0], _SCORE_EDGES[-1])
+        score.axvline(SCORE_OK, color="black", linestyle="--", linewidth=1)
+        score.legend(fontsize=7, loc="upper left")
+        score.set_title("top-1 reranker score", fontsize=9)
+        delta.axhline(0, color="black", linewidth=0.8)
+        delta.set_title(f"Δ tuned - baseline (* {CORRECTION} p < {ALPHA})", fontsize=9)
+        self._delta_bars: Any = None
+        self._delta_names: list[str] = []
+        self._marks: list[Any] = []
+        for ax in self.axes:
+            ax.tick_params(labelsize=7)
+        self._limits: tuple[Any, ...] | None = None  # the axis ranges the background was drawn with
+        self._background: Any = None
+        self.updates = 0  # data updates (a memoised result draws nothing)
+        self.backgrounds = 0  # background renders (axes, ticks, titles)
+
+    def _artists(self) -> list[Any]:
+        out = [self._pool_base, self._pool_tuned, *self._score_base, *self._score_tuned, *self._marks]
+        return out + (list(self._delta_bars) if self._delta_bars is not None else [])
+
+    def update(self, result: TunerResult) -> Any:
+        """Set every data artist to `result`'s numbers (axis ranges grow when they must)."""
+        import numpy as np
+
+        pool, score, delta = self.axes
+        longest, largest = 1, POOL_MIN
+        for line, sizes in ((self._pool_base, result.baseline_pool_sizes), (self._pool_tuned, result.pool_sizes)):
+            ys = sorted(max(int(x), 1) for x in sizes) or [1]
+            line.set_data(range(1, len(ys) + 1), ys)
+            longest, largest = max(longest, len(ys)), max(largest, ys[-1])
+        top = 1
+        for bars, values in ((self._score_base, result.baseline_top1_scores), (self._score_tuned, result.top1_scores)):
+            counts, _ = np.histogram([v for v in values if v is not None], bins=_SCORE_EDGES)
+            for bar, c in zip(bars, counts, strict=True):
+                bar.set_height(int(c))
+            top = max(top, int(counts.max()) if len(counts) else 0)
+        rows = result.metric_rows()
+        names = [r["metric"] for r in rows]
+        deltas = [float(r["delta"]) for r in rows]
+        if names != self._delta_names:  # another metric set: the bars (only) are made anew
+            if self._delta_bars is not None:
+                self._delta_bars.remove()
+            self._delta_bars = delta.bar(names, [0.0] * len(names)) if names else None
+            for bar in self._delta_bars or ():
+                bar.set_animated(True)
+            self._delta_names = names
+            self._limits = None
+        for m in self._marks:
+            m.remove()
+        self._marks = []
+        for i, (bar, d, r) in enumerate(zip(self._delta_bars or (), deltas, rows, strict=True)):
+            bar.set_height(d)
+            bar.set_color("#2a7d2a" if d > 0 else "#b22222")
+            if r["significant"]:
+                self._marks.append(delta.annotate("*", (i, d), ha="center", va="bottom" if d >= 0 else "top",
+                                                  fontsize=12, animated=True))
+        span = max([abs(d) for d in deltas] + [0.0])
+        old = self._limits
+        # ranges only grow (in steps), so most changes keep the background
+        need = (longest, largest, top, span)
+        if old is None or any(n > o for n, o in zip(need, old[:4], strict=True)):
+            step = (max(longest, old[0] if old else 0), _ceil_pow(largest, old[1] if old else 0),
+                    max(top + 2, old[2] if old else 0), _ceil_step(span, old[3] if old else 0.0))
+            pool.set_xlim(0.5, step[0] + 0.5)
+            pool.set_ylim(0.8, step[1] * 1.5)
+            score.set_ylim(0, step[2] * 1.1)
+            delta.set_ylim(-step[3] * 1.25, step[3] * 1.25)
+            self._limits = step
+            self._background = None
+        self.updates += 1
+        return self.fig
+
+    def _draw_background(self) -> None:
+        self.fig.tight_layout()
+        self.canvas.draw()  # the animated (data) artists are left out
+        self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+        self.backgrounds += 1
+
+    def png(self, result: TunerResult, dpi: int = 80) -> bytes:
+        """`update`, then the background with the data artists blitted on, as PNG bytes."""
+        import io
+
+        from PIL import Image
+
+        self.update(result)
+        if self._background is None:
+            self._draw_background()
+        self.canvas.restore_region(self._background)
+        for artist in self._artists():
+            self.fig.draw_artist(artist)
+        w, h = self.canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (w, h), bytes(self.canvas.buffer_rgba()), "raw", "RGBA", 0, 1)
+        buf = io.BytesIO()
+        image.save(buf, format="PNG", compress_level=1)
+        return buf.getvalue()
+
+
+def _ceil_pow(x: float, old: float) -> float:
+    """The next power of ten at or above x (never below `old`)."""
+    import math
+
+    return max(old, 10 ** math.ceil(math.log10(max(x, 1))))
+
+
+def _ceil_step(x: float, old: float) -> float:
+    """x rounded up to 0.05, at least 0.05 (never below `old`)."""
+    import math
+
+    return max(old, 0.05, math.ceil(x / 0.05) * 0.05)
+
+
 def tuner_figure(result: TunerResult) -> Any:
     """The tuned profile against its baseline as a figure: pool size and top-1 reranker score per
     question, and the metric deltas with their (Holm-corrected) significance markers."""
-    from ragdiag.checks.figures import plt
-
-    fig, axes = plt().subplots(1, 3, figsize=(10.5, 2.9))
-    pools = [max(x, 1) for x in result.baseline_pool_sizes], [max(x, 1) for x in result.pool_sizes]
-    if any(pools):
-        axes[0].boxplot([p or [1] for p in pools], tick_labels=["baseline", "tuned"])
-        axes[0].set_yscale("log")
-        axes[0].axhline(POOL_MIN, color="red", linestyle="--", linewidth=1)
-    axes[0].set_title(f"pool after filters (window {POOL_MIN})", fontsize=9)
-    scores = ([s for s in result.baseline_top1_scores if s is not None],
-              [s for s in result.top1_scores if s is not None])
-    bins = [i / 4 for i in range(17)]
-    if scores[0] or scores[1]:
-        axes[1].hist([scores[0], scores[1]], bins=bins, label=["baseline", "tuned"], color=["#bbbbbb", "#f58518"])
-        axes[1].axvline(SCORE_OK, color="black", linestyle="--", linewidth=1)
-        axes[1].legend(fontsize=7)
-    axes[1].set_title("top-1 reranker score", fontsize=9)
-    rows = result.metric_rows()
-    if rows:
-        deltas = [r["delta"] for r in rows]
-        axes[2].bar([r["metric"] for r in rows], deltas,
-                    color=["#2a7d2a" if d > 0 else "#b22222" for d in deltas])
-        axes[2].axhline(0, color="black", linewidth=0.8)
-        for i, r in enumerate(rows):
-            if r["significant"]:
-                axes[2].annotate("*", (i, r["delta"]), ha="center", va="bottom" if r["delta"] >= 0 else "top",
-                                 fontsize=12)
-        axes[2].tick_params(axis="x", labelsize=7)
-    axes[2].set_title(f"Δ tuned - baseline (* {CORRECTION} p < {ALPHA})", fontsize=9)
-    for ax in axes:
-        ax.tick_params(labelsize=7)
-    fig.tight_layout()
-    return fig
+    f = TunerFigure()
+    f.update(result)
+    for artist in f._artists():  # a figure drawn the ordinary way shows its data too
+        artist.set_animated(False)
+    f.fig.tight_layout()
+    return f.fig
 
 
-def figure_html(result: TunerResult) -> str:
-    """`tuner_figure` as an inline PNG."""
+def figure_html(result: TunerResult, figure: TunerFigure | None = None) -> str:
+    """The figure as an inline PNG: `figure` (the tuner's own, updated in place) or a new one."""
     import base64
 
     from ragdiag.checks.figures import png_bytes
 
-    png = base64.b64encode(png_bytes(tuner_figure(result), dpi=80)).decode("ascii")
+    data = figure.png(result) if figure is not None else png_bytes(tuner_figure(result), dpi=80)
+    png = base64.b64encode(data).decode("ascii")
     return (f"<img class='ragdiag-tuner-figure' style='max-width:100%;height:auto' alt='tuned against baseline' "
             f"src='data:image/png;base64,{png}'/>")
 

@@ -33,6 +33,7 @@ from ragdiag.tuner.evaluate import (
 )
 from ragdiag.tuner.html import (
     BUSY_HTML,
+    TunerFigure,
     drill_html,
     figure_html,
     metrics_html,
@@ -86,6 +87,9 @@ class ProfileTuner:
         self.error: str | None = None
         self._baseline_runs: dict[str, Any] = {}
         self._results: dict[Profile, TunerResult] = {}  # revisited settings cost nothing
+        # the outputs' HTML per result: a revisited setting redraws nothing (not even the figure)
+        self._views: dict[int, tuple[str, str, str, str]] = {}
+        self._figure: TunerFigure | None = None  # drawn once, then updated in place
         self._cases: dict[str, list[Any]] = {}
         self._suspend = False
         self._save_path_given = save_path is not None
@@ -351,14 +355,25 @@ class ProfileTuner:
             result.elapsed_ms = (time.perf_counter() - t0) * 1000
             result.sent = self._sent() - sent0
             if len(self._results) > 256:
-                self._results.pop(next(iter(self._results)))
+                self._views.pop(id(self._results.pop(next(iter(self._results)))), None)
             self._results[tuned] = result
+            view = None
         else:
+            view = self._views.get(id(result))
             result = replace(result, elapsed_ms=0.0, sent=0)
         self.result = result
-        self._render(result)
-        self._set_busy(False)
+        if view is None:
+            view = self._view(result)
+            self._views[id(self._results[tuned])] = view
+        self._render(result, view)
+        self._set_busy(False)  # after the new numbers: "computing…" lasts until they are shown
         return result
+
+    def _view(self, r: TunerResult) -> tuple[str, str, str, str]:
+        """The metrics, figure, pool and scores HTML of a result (the figure updated in place)."""
+        if self._figure is None:
+            self._figure = TunerFigure()
+        return metrics_html(r), figure_html(r, self._figure), pool_html(r), scores_html(r)
 
     def _set_busy(self, busy: bool) -> None:
         """Show "computing…" (and disable saving) while a change is evaluated; the frontend
@@ -375,7 +390,7 @@ class ProfileTuner:
         runners = {id(r): r for r in (self.runner, self.ctx.runner)}
         return sum(r.stats.sent for r in runners.values())
 
-    def _render(self, r: TunerResult) -> None:
+    def _render(self, r: TunerResult, view: tuple[str, str, str, str] | None = None) -> None:
         intents = sorted({c.intent for c in r.cases})
         changes = r.changes
         failures = r.failures
@@ -388,12 +403,15 @@ class ProfileTuner:
                   + "<br><span style='color:#555'>changes: "
                   + (html.escape("; ".join(changes)) if changes else "none (baseline)")
                   + "</span></div>")
-        self.status_html.value = status
-        self.metrics_html.value = metrics_html(r)
-        self.figure_html.value = figure_html(r)
-        self.pool_html.value = pool_html(r)
-        self.scores_html.value = scores_html(r)
+        metrics, figure, pool, scores = view if view is not None else self._view(r)
+        # the numbers first, the status last: the frontend shows "computing…" until every new
+        # number has arrived (the comm messages keep their order)
+        self.metrics_html.value = metrics
+        self.figure_html.value = figure
+        self.pool_html.value = pool
+        self.scores_html.value = scores
         self._render_drill()
+        self.status_html.value = status
 
     def drill(self, case_id: str | None = None) -> tuple[list[DrillRow], list[DrillRow]]:
         """Drill-down rows (tuned, baseline) of one question of the current result."""
