@@ -44,7 +44,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "KNOWN_NEEDS",
     "CHECKS_TABLE_COLUMNS",
-    "Check",
+    "CheckProtocol",
     "PlaceholderCheck",
     "BrokenCheck",
     "Registry",
@@ -71,8 +71,8 @@ _NOT_CHECK_MODULES = frozenset({"registry", "base", "figures"})
 
 
 @runtime_checkable
-class Check(Protocol):
-    """What the runner needs from a check."""
+class CheckProtocol(Protocol):
+    """What the runner needs from a check (the base class `ragdiag.checks.base.Check` has it)."""
 
     id: str
     needs: tuple[str, ...]
@@ -134,7 +134,7 @@ class Registry:
 
     def __init__(self, builtin_package: str | None = _BUILTIN_PACKAGE,
                  entry_point_group: str | None = ENTRY_POINT_GROUP) -> None:
-        self._checks: dict[str, Check] = {}
+        self._checks: dict[str, CheckProtocol] = {}
         self._errors: dict[str, str] = {}
         self._builtin_package = builtin_package
         self._group = entry_point_group
@@ -238,7 +238,7 @@ class Registry:
 
     # -- lookup -------------------------------------------------------------
 
-    def get(self, check_id: str) -> Check:
+    def get(self, check_id: str) -> CheckProtocol:
         """The check registered as `check_id`; `RagdiagError` listing the available ids if none."""
         with self._lock:
             if check_id not in self._checks:
@@ -258,7 +258,7 @@ class Registry:
         with self._lock:
             return tuple(sorted(self._checks))
 
-    def all_checks(self) -> tuple[Check, ...]:
+    def all_checks(self) -> tuple[CheckProtocol, ...]:
         """Every implemented check, sorted by id (discovers everything first)."""
         self.discover()
         with self._lock:
@@ -271,7 +271,7 @@ class Registry:
             return False
         return True
 
-    def resolve(self, spec: CheckSpec) -> Check:
+    def resolve(self, spec: CheckSpec) -> CheckProtocol:
         """The check for `spec`: its implementation, else a `BrokenCheck` or `PlaceholderCheck`."""
         try:
             return self.get(spec.id)
@@ -306,7 +306,7 @@ class Registry:
         return rows
 
 
-def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
+def run_check(check: CheckProtocol, ctx: Any, spec: CheckSpec) -> Finding:
     """Run `check` defensively: a crash or a malformed result becomes an ``error`` finding.
 
     The check's declared `needs` are enforced first: a missing input gives ``skipped`` with
@@ -329,8 +329,9 @@ def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
         return Finding.errored(spec.id, f"the check crashed: {type(exc).__name__}: {exc}{where}",
                                title=title, question=question, incomplete={"internal_error": 1})
     if not isinstance(finding, Finding):
-        return Finding.errored(spec.id, f"the check returned {type(finding).__name__}, not a Finding",
-                               title=title, question=question)
+        return Finding.errored(spec.id, f"the check returned {type(finding).__name__}, not a Finding; "
+                               "subclass ragdiag.extend.Check and implement evaluate(ctx, spec, v), or "
+                               "return a Finding from run(ctx, spec)", title=title, question=question)
     if finding.check_id != spec.id:
         return Finding.errored(spec.id, f"the check returned a finding for '{finding.check_id}'",
                                title=title, question=question)
@@ -353,7 +354,7 @@ def register(check: Any = None, *, replace_existing: bool = False) -> Any:
     return _DEFAULT.register(check, replace_existing=replace_existing)
 
 
-def get(check_id: str) -> Check:
+def get(check_id: str) -> CheckProtocol:
     return _DEFAULT.get(check_id)
 
 
@@ -361,11 +362,11 @@ def available() -> tuple[str, ...]:
     return _DEFAULT.available()
 
 
-def all_checks() -> tuple[Check, ...]:
+def all_checks() -> tuple[CheckProtocol, ...]:
     return _DEFAULT.all_checks()
 
 
-def resolve(spec: CheckSpec) -> Check:
+def resolve(spec: CheckSpec) -> CheckProtocol:
     return _DEFAULT.resolve(spec)
 
 
