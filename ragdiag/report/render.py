@@ -417,8 +417,10 @@ def figure_png(finding: Any, *, dpi: int = 150, lang: str = "en") -> str | None:
     return base64.b64encode(png_bytes(fig, dpi=dpi)).decode("ascii")
 
 
-def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
-    """Metrics as a compact two-pair-per-row table, by their display names."""
+def _metrics_html(metrics: Mapping[str, Any], lang: str, spec: Any = None) -> str:
+    """Metrics as a compact two-pair-per-row table, by their display names (the spec's
+    ``[labels]`` first)."""
+    labels = getattr(spec, "labels", None) or {}
     items = list(metrics.items())
     half = (len(items) + 1) // 2
     left, right = items[:half], items[half:]
@@ -427,7 +429,7 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
         num = isinstance(v, int | float) and not isinstance(v, bool)
         cls = ' class="rd-num"' if num else ""
         text = fmt_number(v, lang, share=is_share_key(k)) if num else fmt_cell(v, k, lang)
-        return f"<td>{_e(metric_label(k, lang))}</td><td{cls}>{_e(text)}</td>"
+        return f"<td>{_e(metric_label(k, lang, labels))}</td><td{cls}>{_e(text)}</td>"
 
     rows = []
     for i, (k, v) in enumerate(left):
@@ -670,7 +672,7 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
                 continue
             parts.append(_table_block(t, lang, notes=notes, fold=True, max_rows=APPENDIX_MAX_ROWS, heading="h5"))
         if f.metrics:
-            parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang)}")
+            parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang, specs.get(f.check_id))}")
         parts.append("</div>")
 
     # B. profiles and routes
