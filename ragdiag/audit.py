@@ -146,8 +146,9 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     target = target if target is not None else open_target(config, log=log, progress=progress)
     if not resolved["done"] and target is not None:
         from ragdiag.inputs.judgements import TargetRecords
+        from ragdiag.targets.base import has_capability
 
-        if "documents" in (getattr(target, "capabilities", None) or ()):
+        if has_capability(target, "documents"):
             resolve(TargetRecords(target, target.schema().key_field.name), target.schema())
     if validate:
         from ragdiag.inputs.validate import query_dimension
@@ -302,10 +303,10 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "ragdiag_version": __version__,
         "python": platform.python_version(),
         "config": ctx.config.describe() if ctx.config else {},
-        "target": getattr(ctx.target, "name", ""),
+        "target": ctx.target.name if ctx.target is not None else "",
         "policy": getattr(ctx.policy, "name", None),
         "runner": ctx.runner.stats.to_dict(),
-        "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
+        "target_stats": dict(ctx.target.stats or {}) if ctx.supports("stats") else {},
     }
     if getattr(ctx, "observed", None) is not None:  # what the observed verdicts rest on
         meta["observed"] = ctx.observed.summary()
@@ -318,15 +319,13 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}
-    describe = getattr(ctx.target, "describe", None)
-    if callable(describe):  # what was audited: the kind and, for a database, its version string
-        meta["target_info"] = describe()
-    analysis = getattr(ctx.target, "text_analysis", None)
-    if callable(analysis):  # what the local keyword leg imitates, per searchable field
-        meta["text_analysis"] = analysis()
-    if getattr(ctx.target, "embedding_model", None):
+    if ctx.supports("description"):  # what was audited: the kind and, for a database, its version string
+        meta["target_info"] = ctx.target.describe()
+    if ctx.supports("text_analysis") and callable(ctx.target.text_analysis):
+        meta["text_analysis"] = ctx.target.text_analysis()  # what the local keyword leg imitates, per field
+    if ctx.supports("embedding_model") and ctx.target.embedding_model:
         meta["embedding_model"] = ctx.target.embedding_model
-    if getattr(ctx.target, "unsent_parameters", None):
+    if ctx.supports("unsent_parameters") and ctx.target.unsent_parameters:
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     if breaker is not None and breaker.kind == "circuit_open":
         meta["circuit_breaker"] = breaker.to_dict()

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from ragdiag import plugins
 from ragdiag.checks.base import INPUTS, missing_inputs, skipped_for_missing
 from ragdiag.errors import RagdiagError
 from ragdiag.inputs.checklist import CheckSpec
@@ -123,10 +124,7 @@ def _validate(check: Any) -> None:
         raise RagdiagError(f"check '{cid}' has no run(ctx, spec) method")
 
 
-def _same_definition(a: Any, b: Any) -> bool:
-    """True when `b` is `a` re-created, e.g. by importlib.reload in a notebook."""
-    ta, tb = type(a), type(b)
-    return a is b or (ta.__module__, ta.__qualname__) == (tb.__module__, tb.__qualname__)
+_same_definition = plugins.same_definition
 
 
 class Registry:
@@ -160,9 +158,7 @@ class Registry:
         with self._lock:
             old = self._checks.get(obj.id)
             if old is not None and not replace_existing and not _same_definition(old, obj):
-                raise RagdiagError(
-                    f"a check named '{obj.id}' is already registered ({type(old).__module__}."
-                    f"{type(old).__qualname__}); pass replace_existing=True to override it")
+                raise RagdiagError(plugins.collision_message("check", obj.id, old))
             self._checks[obj.id] = obj
             self._errors.pop(obj.id, None)
         return check
@@ -206,16 +202,10 @@ class Registry:
         if self._plugins_loaded or not self._group:
             return
         self._plugins_loaded = True
-        try:
-            eps = importlib.metadata.entry_points(group=self._group)
-        except Exception as exc:
-            self._errors[f"<entry points {self._group}>"] = f"{type(exc).__name__}: {exc}"
-            return
-        for ep in eps:
+        for ep in plugins.entry_points(self._group, self._errors.__setitem__):
             self._import_builtin(ep.name)  # a built-in of the same id wins over a plugin
             if ep.name in self._checks:
-                self._errors.setdefault(ep.name, f"plugin {ep.value} ignored: a check named "
-                                                 f"'{ep.name}' is already registered")
+                self._errors.setdefault(ep.name, plugins.ignored_message("check", ep.name, ep.value))
                 continue
             try:
                 obj = ep.load()
@@ -226,7 +216,7 @@ class Registry:
                                        "the entry-point name must equal the check id")
                 self.register(obj)
             except Exception as exc:
-                self._errors[ep.name] = f"plugin {ep.value} failed to load: {type(exc).__name__}: {exc}"
+                self._errors[ep.name] = plugins.failed_message(ep.value, exc)
 
     def discover(self, ids: Iterable[str] = ()) -> None:
         """Import every built-in check module (and those named by `ids`), then the plugins."""

@@ -540,7 +540,7 @@ def honoured_kinds(ctx: Any) -> frozenset[str] | None:
     its WHERE clauses are ablated by prerank_filters on the SQL itself."""
     if not ctx.supports("sql_probes"):
         return None
-    params = set(getattr(getattr(ctx.target, "template", None), "parameters", ()) or ())
+    params = set(ctx.target.template.parameters or ()) if ctx.supports("sql_probes") else set()
     kinds = {"vector_text"} if "embedding" in params else set()
     if "query_text" in params:
         kinds.add("keyword_text")

@@ -158,8 +158,9 @@ class AuditContext:
 
     def supports(self, capability: str) -> bool:
         """Whether the target declares `capability` (see `ragdiag.targets.base`)."""
-        caps = getattr(self.target, "capabilities", None)
-        return self.target is not None and caps is not None and capability in caps
+        from ragdiag.targets.base import has_capability
+
+        return has_capability(self.target, capability)
 
     def identity(self, name: str | None) -> Any:
         if not name:
@@ -244,7 +245,7 @@ class AuditContext:
         if self._prepared:
             return
         self._prepared = True
-        if self.target is not None and getattr(self.target, "prepare", None) is not None:
+        if self.supports("prepare"):
             self.runner.prepare(self.plan_requests())
 
     # ---- measurements shared by the checks ------------------------------------------

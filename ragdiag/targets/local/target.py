@@ -76,7 +76,8 @@ def _lru_put(cache: OrderedDict, key: Any, val: Any, limit: int = STAGE_CACHE) -
 class LocalTarget:
     """A read-only, persisted hybrid index answering `SearchRequest`s with full traces."""
 
-    capabilities = frozenset({"documents", "get_document", "security_values", "stages"})
+    capabilities = frozenset({"documents", "get_document", "security_values", "stages", "prepare", "compact_traces",
+                              "local_records", "embedder", "embedding_model", "reranker", "text_analysis"})
 
     def __init__(self, data: IndexData, *, embedder: Any = None, reranker: Any = None) -> None:
         spec = data.spec
