@@ -429,8 +429,8 @@ def _num(x: Any) -> float | None:
 def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
                      role_of: Callable[[Any], str] | None = None) -> Ablation:
     """Neutralise every element of every profile the goldset reaches, one cached what-if each."""
-    from ragdiag.engine.context import GoldQuery, GoldRun
     from ragdiag.engine.funnel import why_not_measurable
+    from ragdiag.engine.gold import GoldQuery, GoldRun
     from ragdiag.metrics import compare, evaluate
     from ragdiag.model import Trace
 
