@@ -22,12 +22,6 @@ from ragdiag.language import detect_language
 from ragdiag.targets.base import has_capability
 from ragdiag.targets.local.analyzers import Analysis, analysis_for
 
-NAMES = {"en": "English", "de": "German"}
-
-
-def language_name(code: str | None) -> str:
-    return NAMES.get(code or "", code or "?")
-
 
 @dataclass
 class LanguageEvidence:

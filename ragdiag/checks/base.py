@@ -580,13 +580,3 @@ def _note_unreadable_code(v: Verdict, scan: Any) -> None:
         v.note("common.code_unreadable", n=len(parts), paths=names)
     else:
         v.warn("common.code_unreadable", n=len(parts), paths=names)
-
-
-def figure_of(check: Any) -> Callable[[Finding], Any] | None:
-    draw = getattr(check, "draw", None)
-    return draw if callable(draw) else None
-
-
-def with_texts(finding: Finding, spec: Any, lang: str) -> Finding:
-    """Title and question from the spec in `lang`."""
-    return replace(finding, title=spec.text("title", lang), question=spec.text("question", lang))
