@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     # targets
     "Target": "ragdiag.targets.base",
     "CAPABILITIES": "ragdiag.targets.base",
+    "CAPABILITY_MEMBERS": "ragdiag.targets.base",
+    "has_capability": "ragdiag.targets.base",
     "missing_members": "ragdiag.targets.base",
     "TargetKind": "ragdiag.targets.registry",
     "OptionReader": "ragdiag.targets.registry",

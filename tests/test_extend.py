@@ -17,7 +17,7 @@ EXPECTED = [
     "Finding", "Evidence", "Effect", "Location", "AuditResult",
     "plt", "column_values", "figure_text",
     "AuditContext", "SearchRequest", "VectorQuery", "Trace", "Hit", "RankedList", "IndexSchema", "Field",
-    "Target", "CAPABILITIES", "missing_members", "TargetKind", "OptionReader", "register_target_kind",
+    "Target", "CAPABILITIES", "CAPABILITY_MEMBERS", "has_capability", "missing_members", "TargetKind", "OptionReader", "register_target_kind",
     "MockTarget",
     "RagdiagError", "ConfigError", "InputDataError", "TargetError",
 ]
