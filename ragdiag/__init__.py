@@ -13,6 +13,7 @@ The public API (pinned by ``tests/test_public_api.py``); everything else is inte
     ragdiag.optimize_policy(audit).write("out")  # a proposed policy with held-out evidence
 
 Names load lazily, so ``import ragdiag`` stays cheap (no numpy, torch or SDK at import).
+Extensions (a check, a target kind) import ``ragdiag.extend``, pinned by ``tests/test_extend.py``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from ragdiag.errors import ConfigError
 from ragdiag.inputs.config import AuditConfig, load_config
 from ragdiag.inputs.entities import entity_matcher  # re-exported: it lived here before
 
-__all__ = ["EVAL_DEPTH", "NONDETERMINISTIC_META", "AuditContext", "GoldQuery", "GoldRun", "open_target",
+__all__ = ["EVAL_DEPTH", "NONDETERMINISTIC_META", "Audit", "AuditContext", "GoldQuery", "GoldRun", "open_target",
            "build_context", "run_checks", "open_audit", "run_audit", "entity_matcher"]
 
 #: The only parts of an audit's findings JSON that differ between two runs of the same audit
@@ -45,16 +45,25 @@ def open_target(config: AuditConfig, *, log: Callable[[str], None] | None = None
     return target
 
 
+class Audit(AuditContext):
+    """The context the orchestrator builds (`build_context`, `open_audit`): it runs its own
+    checklist, ``audit.run()``. Checks receive it as an `AuditContext`."""
+
+    def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
+        """Run the checklist (or the named checks) and return the `AuditResult`."""
+        return run_checks(self, checks=checks, **kwargs)
+
+
 def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = None,
                   progress: bool = True, target: Any = None, cache_dir: Path | None = None,
-                  validate: bool = True, plan: bool = False) -> AuditContext:
+                  validate: bool = True, plan: bool = False) -> Audit:
     """Open the target and load every input the config names, checked against the target
     before any request (`ragdiag.inputs.validate`; `validate=False` skips that, for tests of
     what the checks do with broken inputs). `plan`: for ``--plan``, a kind's `plan_target`
     (when it has one) stands in for the target, so nothing is started (the embedded
     PostgreSQL), and no trace store is written."""
+    from ragdiag.cache import cache_dir as default_cache
     from ragdiag.policy import Identity, load_policy
-    from ragdiag.sample.system import cache_dir as default_cache
 
     if config.client_code is not None:  # an unreadable code folder is an input error, not an empty code base
         from ragdiag.codescan.tree import check_root
@@ -146,8 +155,9 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     target = target if target is not None else open_target(config, log=log, progress=progress)
     if not resolved["done"] and target is not None:
         from ragdiag.inputs.judgements import TargetRecords
+        from ragdiag.targets.base import has_capability
 
-        if "documents" in (getattr(target, "capabilities", None) or ()):
+        if has_capability(target, "documents"):
             resolve(TargetRecords(target, target.schema().key_field.name), target.schema())
     if validate:
         from ragdiag.inputs.validate import query_dimension
@@ -157,12 +167,12 @@ def build_context(config: AuditConfig, *, log: Callable[[str], None] | None = No
     runner = Runner(target, cache_dir=(cache_dir or default_cache()) if config.cache and not plan else None,
                     budget=config.budget, concurrency=config.concurrency, progress=progress,
                     max_consecutive_failures=config.max_consecutive_failures)
-    return AuditContext(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
-                        goldset=goldset, query_log=query_log, identities=identities,
-                        client_code=config.client_code, lang=config.language,
-                        entities=entity_matcher(config.entities),
-                        log=log, budgets=dict(config.budgets), answers=answers, observed=observed,
-                        resolutions=tuple(resolved["resolutions"]))
+    return Audit(config=config, target=target, runner=runner, policy=policy, compare_policy=compare,
+                 goldset=goldset, query_log=query_log, identities=identities,
+                 client_code=config.client_code, lang=config.language,
+                 entities=entity_matcher(config.entities),
+                 log=log, budgets=dict(config.budgets), answers=answers, observed=observed,
+                 resolutions=tuple(resolved["resolutions"]))
 
 
 def _chunk_fields(config: AuditConfig, schema: Any) -> Any:
@@ -302,10 +312,10 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
         "ragdiag_version": __version__,
         "python": platform.python_version(),
         "config": ctx.config.describe() if ctx.config else {},
-        "target": getattr(ctx.target, "name", ""),
+        "target": ctx.target.name if ctx.target is not None else "",
         "policy": getattr(ctx.policy, "name", None),
         "runner": ctx.runner.stats.to_dict(),
-        "target_stats": dict(getattr(ctx.target, "stats", {}) or {}),
+        "target_stats": dict(ctx.target.stats or {}) if ctx.supports("stats") else {},
     }
     if getattr(ctx, "observed", None) is not None:  # what the observed verdicts rest on
         meta["observed"] = ctx.observed.summary()
@@ -318,15 +328,13 @@ def run_checks(ctx: AuditContext, *, checks: Sequence[str] | None = None,
     if anonymous:
         meta["anonymous_log_questions"] = {"questions": anonymous, "logged_questions": logged,
                                            "users": users[:50]}
-    describe = getattr(ctx.target, "describe", None)
-    if callable(describe):  # what was audited: the kind and, for a database, its version string
-        meta["target_info"] = describe()
-    analysis = getattr(ctx.target, "text_analysis", None)
-    if callable(analysis):  # what the local keyword leg imitates, per searchable field
-        meta["text_analysis"] = analysis()
-    if getattr(ctx.target, "embedding_model", None):
+    if ctx.supports("description"):  # what was audited: the kind and, for a database, its version string
+        meta["target_info"] = ctx.target.describe()
+    if ctx.supports("text_analysis") and callable(ctx.target.text_analysis):
+        meta["text_analysis"] = ctx.target.text_analysis()  # what the local keyword leg imitates, per field
+    if ctx.supports("embedding_model") and ctx.target.embedding_model:
         meta["embedding_model"] = ctx.target.embedding_model
-    if getattr(ctx.target, "unsent_parameters", None):
+    if ctx.supports("unsent_parameters") and ctx.target.unsent_parameters:
         meta["unsent_parameters"] = dict(ctx.target.unsent_parameters)
     if breaker is not None and breaker.kind == "circuit_open":
         meta["circuit_breaker"] = breaker.to_dict()
@@ -424,7 +432,7 @@ def _with_texts(finding: Any, spec: Any, lang: str) -> Any:
 
 
 def open_audit(config_path: str | Path | None = None, *, log: Callable[[str], None] | None = None,
-               progress: bool = True) -> AuditContext:
+               progress: bool = True) -> Audit:
     """Load the config (default: the embedded sample's) and open its target and inputs.
 
     The returned context runs the checklist with ``.run()`` and feeds the tuner.

@@ -23,6 +23,8 @@ PAGE = 1000
 class DryRunTarget:
     """Answers every search with nothing and counts what was asked."""
 
+    capabilities: frozenset[str] = frozenset()
+
     def __init__(self, schema: Any, documents: int, name: str, *, needs_vectorizer: bool = False) -> None:
         self._schema = schema
         self.documents = documents
@@ -112,10 +114,11 @@ def plan_audit(ctx: Any, *, checks: Sequence[str] | None = None) -> tuple[list[P
             "questions": len(ctx.question_cases()), "profiles": len(ctx.policy.profiles) if ctx.policy else 0,
             "searches": 0, "other_requests": 0, "total_requests": 0, "requests_per_question_and_profile": None,
             "refused_without_vectorizer": 0, "fields_without_vectorizer": []}
-    caps = getattr(real, "capabilities", frozenset()) or frozenset()
-    dry = DrySqlTarget(real, _document_count(real)) if "sql_probes" in caps else \
-        DryRunTarget(real.schema(), _document_count(real), getattr(real, "name", "target"),
-                     needs_vectorizer=bool(getattr(real, "needs_vectorizer", False)))
+    from ragdiag.targets.base import has_capability
+
+    dry = DrySqlTarget(real, _document_count(real)) if has_capability(real, "sql_probes") else \
+        DryRunTarget(real.schema(), _document_count(real), real.name,
+                     needs_vectorizer=has_capability(real, "vectorizer_required"))
     dctx = AuditContext(config=ctx.config, target=dry, runner=Runner(dry), policy=ctx.policy,
                         compare_policy=ctx.compare_policy, goldset=ctx.goldset, query_log=ctx.query_log,
                         identities=ctx.identities, client_code=ctx.client_code, lang=ctx.lang,

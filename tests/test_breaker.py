@@ -158,11 +158,19 @@ def test_cached_traces_still_answer_while_open():
 
 def test_a_target_with_a_retry_gate_gets_the_breaker():
     class Gated(DyingTarget):
+        capabilities = frozenset({"retries"})  # declared: the runner never guesses from the attribute
         retry_gate = None
 
     t = Gated(alive=1)
     r = Runner(t)
     assert t.retry_gate is r.breaker
+
+    class Undeclared(DyingTarget):
+        retry_gate = None
+
+    u = Undeclared(alive=1)
+    Runner(u)
+    assert u.retry_gate is None
 
 
 def test_the_config_sets_the_threshold(tmp_path):

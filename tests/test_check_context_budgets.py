@@ -403,3 +403,39 @@ def test_tuned_sample_passes(tuned_ctx, checklist):
     assert f.metrics["unbounded_llm_calls"] == 0 and f.metrics["citations_validated"] is True
     assert f.metrics["budget_tokens"] == 6000
     assert "MAX_CONTEXT_TOKENS" in _rows(f, "context_per_profile")[0]["budget_source"]
+
+
+# ---- a target whose hits carry no text measures nothing ---------------------------------------
+def _mock_ctx(**mock):
+    from ragdiag.extend import MockTarget
+
+    recs = [{"id": k, "content": " ".join(["a"] * n), "group_ids": ["all"]} for k, n in SIZES.items()]
+    t = MockTarget(recs, **mock)
+    gs = Goldset(cases=(GoldCase(id="q1", question="What is a?", intent="fact", as_user="u",
+                                 expect_sources=(("d4", 1),)),), path=None)
+    return AuditContext(config=None, target=t, runner=Runner(t), policy=loads_policy(_tops_policy(2)), goldset=gs,
+                        identities={"u": Identity("u", ("all",))}, client_code=None, budgets=None)
+
+
+def test_hits_without_text_skip_instead_of_passing_on_zero_tokens():
+    f = _check(_mock_ctx(text=False, capabilities=()))  # no text in the hits, none readable by key
+    assert f.status == "skipped" and "none of the 2 hits searched carried text in content" in f.skipped_reason
+    assert f.metrics["hits_without_text"] == 2 and "context_tokens_p95" not in f.metrics
+
+
+def test_hits_with_text_are_measured_and_pass():
+    # every record holds "a": all four score 1, ties by key, top 2 -> d1 + d2 = 100 + 200 tokens
+    f = _check(_mock_ctx())
+    assert f.status == "pass" and f.metrics["context_tokens_max"] == 300 and f.metrics["hits_without_text"] == 0
+
+
+def test_searches_without_hits_measure_nothing():
+    ctx = _mock_ctx()
+    ctx.target.records = tuple(dict(r, group_ids=["other"]) for r in ctx.target.records)  # the filter keeps none
+    f = _check(ctx)
+    assert f.status == "skipped" and "the 1 searches returned no hits" in f.skipped_reason
+
+
+def test_text_read_by_key_when_the_hits_lack_it_is_measured():
+    f = _check(_mock_ctx(text=False))  # capability get_document: the content is read by key
+    assert f.status == "pass" and f.metrics["context_tokens_max"] == 300

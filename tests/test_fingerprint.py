@@ -37,6 +37,7 @@ def _inputs(folder: Path) -> SimpleNamespace:
 
 class _Target:
     name = "t"
+    capabilities = frozenset({"embedder", "reranker"})  # declared: a model the target runs is never guessed
 
     def __init__(self, digest: str = "abc") -> None:
         self.digest = digest

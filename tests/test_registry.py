@@ -12,7 +12,13 @@ import pytest
 
 import ragdiag.checks as checks
 from ragdiag.checks import registry
-from ragdiag.checks.registry import BrokenCheck, Check, PlaceholderCheck, Registry, run_check
+from ragdiag.checks.registry import (
+    BrokenCheck,
+    CheckProtocol,
+    PlaceholderCheck,
+    Registry,
+    run_check,
+)
 from ragdiag.errors import RagdiagError
 from ragdiag.inputs.checklist import CheckSpec, load_checklist
 from ragdiag.model.findings import Finding
@@ -54,7 +60,7 @@ def test_register_and_get():
     reg = _isolated()
     assert reg.register(DummyCheck) is DummyCheck  # usable as a class decorator
     check = reg.get("dummy")
-    assert isinstance(check, DummyCheck) and isinstance(check, Check)
+    assert isinstance(check, DummyCheck) and isinstance(check, CheckProtocol)
     assert check.run(5, _spec("dummy")).status == "fail"
     assert reg.available() == ("dummy",)
     assert [c.id for c in reg.all_checks()] == ["dummy"]
@@ -272,13 +278,16 @@ def test_builtin_discovery_reports_broken_modules(fake_package):
     assert "ModuleNotFoundError" in errors["broken"]
     assert "registers no check" in errors["silent"]
     assert isinstance(checks.resolve(_spec("broken")), BrokenCheck)
-    assert isinstance(checks.resolve(_spec("alpha")), Check)
+    assert isinstance(checks.resolve(_spec("alpha")), CheckProtocol)
     assert isinstance(checks.resolve(_spec("gamma")), PlaceholderCheck)
     rows = {r[0]: r[3] for r in checks.checks_table([_spec("alpha"), _spec("broken", 2), _spec("gamma", 3)])}
     assert rows == {"alpha": "yes", "broken": "error", "gamma": "no"}
 
 
 def test_public_surface():
-    assert sorted(checks.__all__) == sorted(registry.__all__)
-    for name in checks.__all__:
+    from ragdiag.checks import base
+
+    assert sorted(set(checks.__all__) - {"Check", "Verdict"}) == sorted(registry.__all__)
+    for name in registry.__all__:
         assert getattr(checks, name) is getattr(registry, name)
+    assert checks.Check is base.Check and checks.Verdict is base.Verdict  # the base class, not the protocol

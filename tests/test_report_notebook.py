@@ -190,7 +190,7 @@ def test_three_files_and_progress_lines(english):
 def test_pdf_has_every_check_title_with_a_status(english, specs):
     paths, _ = english
     text = _pdf_text(paths.pdf)
-    assert len(specs) == 10
+    assert specs  # the report is run on the shipped checklist; every spec is looked for below
     for spec in specs.values():
         title = _words(spec.text("title", "en"))
         assert re.search(title, text), f"title {spec.text('title', 'en')!r} not in the PDF"

@@ -134,3 +134,102 @@ def test_code_only_audit_opens_no_target_and_sends_nothing(tmp_path, monkeypatch
     by_id = {f.check_id: f for f in result.findings}
     for cid in ("reranker_scores", "pool_size", "chunk_boundaries"):
         assert by_id[cid].status == "skipped", (cid, by_id[cid].headline)
+
+
+# ---- one set of registry rules for checks and target kinds (ragdiag.plugins) ---------------------
+class _FakeEP:
+    def __init__(self, name, value, obj):
+        self.name, self.value, self._obj = name, value, obj
+
+    def load(self):
+        if isinstance(self._obj, Exception):
+            raise self._obj
+        return self._obj
+
+
+def _with_entry_points(monkeypatch, eps, group="ragdiag.targets"):
+    fresh = registry._Registry()
+    monkeypatch.setattr(registry, "_DEFAULT", fresh)
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: eps if kw.get("group") == group else real(**kw))
+    return fresh
+
+
+def test_a_different_kind_under_a_taken_name_is_an_error_like_a_check(monkeypatch):
+    fresh = _with_entry_points(monkeypatch, [])
+    fresh.register(EchoKind)
+    fresh.register(EchoKind)  # the same definition again (a reload): replaced silently
+
+    class Other(EchoKind):
+        pass
+
+    with pytest.raises(ConfigError, match=r"a target kind named 'echo' is already registered "
+                                          r"\(tests.test_target_registry.EchoKind\); pass replace_existing=True"):
+        fresh.register(Other)
+    fresh.register(Other, replace_existing=True)
+    assert isinstance(fresh.get("echo"), Other)
+
+
+def test_broken_ignored_and_misnamed_plugins_are_reported_and_do_not_stop_the_rest(monkeypatch):
+    fresh = _with_entry_points(monkeypatch, [
+        _FakeEP("broken", "acme:Broken", ImportError("no module named acme")),
+        _FakeEP("sample", "acme:Sample", EchoKind),  # a built-in's name: the built-in wins
+        _FakeEP("wrong", "acme:Echo", EchoKind),  # loads a kind named "echo"
+        _FakeEP("echo", "tests.test_target_registry:EchoKind", EchoKind),
+    ])
+    assert "echo" in fresh.names()
+    errors = fresh.load_errors()
+    assert errors["broken"] == "plugin acme:Broken failed to load: ImportError: no module named acme"
+    assert errors["sample"] == "plugin acme:Sample ignored: a target kind named 'sample' is already registered"
+    assert "the entry-point name must equal the kind's name" in errors["wrong"]
+    with pytest.raises(ConfigError, match="target kind 'broken' could not be loaded: plugin acme:Broken failed"):
+        fresh.get("broken")
+    assert fresh.get("sample").keys == ("variant", "fields")  # the built-in, untouched
+
+
+def test_the_check_registry_words_the_same_faults_the_same_way(monkeypatch):
+    from ragdiag.checks.registry import Registry
+
+    eps = [_FakeEP("broken", "acme:Broken", ImportError("no module named acme"))]
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: eps if kw.get("group") == "ragdiag.checks" else real(**kw))
+    reg = Registry(builtin_package=None)
+    reg.discover()
+    assert reg.load_errors()["broken"] == "plugin acme:Broken failed to load: ImportError: no module named acme"
+
+
+def test_declared_capabilities_are_checked_when_the_target_is_opened():
+    from ragdiag.extend import MockTarget
+    from ragdiag.targets.base import has_capability
+
+    class Liar(_EchoTarget):
+        capabilities = frozenset({"prepare", "embedder"})  # promises prepare() and an embedder, has neither
+
+    assert missing_members(Liar(3)) == ["prepare() (promised by capability 'prepare')",
+                                        "embedder (promised by capability 'embedder')"]
+    assert missing_members(MockTarget([{"id": "a"}])) == []
+    assert has_capability(MockTarget([{"id": "a"}]), "documents")
+    assert not has_capability(MockTarget([{"id": "a"}], capabilities=()), "documents")
+    assert not has_capability(None, "documents")
+    with pytest.raises(ValueError, match="unknown target capability 'teleport'"):
+        has_capability(MockTarget([{"id": "a"}]), "teleport")
+
+
+def test_an_undeclared_member_is_never_used(tmp_path):
+    """A target with a `prepare` it does not declare is not asked to prepare (nothing is discovered)."""
+    from ragdiag.engine.runner import Runner
+    from ragdiag.extend import MockTarget, SearchRequest
+
+    calls = []
+
+    class Quiet(MockTarget):
+        def prepare(self, requests):  # pragma: no cover - the point is that it is never called
+            calls.append(requests)
+
+    Runner(Quiet([{"id": "a"}])).prepare([SearchRequest(search="a")])
+    assert calls == []
+    loud = Quiet([{"id": "a"}], capabilities=("prepare",))
+    Runner(loud).prepare([SearchRequest(search="a")])
+    assert len(calls) == 1

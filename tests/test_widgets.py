@@ -96,6 +96,7 @@ def _trace(reranked: bool = True) -> Trace:
 
 
 class _FakeTarget:
+    capabilities = frozenset({"local_records"})
     records = [{"id": "x", "level": "summary"}, {"id": "y", "level": "evidence"}]
     row_of = {"x": 0, "y": 1}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ragdiag.model.findings import Evidence, Finding
+from ragdiag.model.findings import Evidence
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:
@@ -32,20 +32,6 @@ def num(x: float | None, digits: int = 2) -> str:
 
 def evidence(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], note: str = "") -> Evidence:
     return Evidence(title=title, columns=tuple(columns), rows=tuple(tuple(r) for r in rows), note=note)
-
-
-def needs_policy(ctx: Any, check_id: str) -> Finding | None:
-    if ctx.policy is None:
-        return Finding.skipped(check_id, "no query profiles were supplied",
-                               what_to_supply="set [inputs] profiles = \"profiles.toml\" in the audit config")
-    return None
-
-
-def needs_questions(ctx: Any, check_id: str) -> Finding | None:
-    if not ctx.question_cases():
-        return Finding.skipped(check_id, "no questions to run: neither a goldset nor a query log was supplied",
-                               what_to_supply="set [inputs] goldset or query_log in the audit config")
-    return None
 
 
 def incomplete(run: Any) -> dict[str, int]:

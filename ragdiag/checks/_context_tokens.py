@@ -111,6 +111,9 @@ class Tokens:
         self.fields, self.citable_field = fields, citable_field
         self.cache: dict[str, int] = {}
         self.citable: dict[str, Any] = {}
+        #: hits read whose content fields held no text (neither in the hit nor by key)
+        self.without_text = 0
+        self._empty: set[str] = set()
 
     def of(self, hit: Any) -> int:
         key = hit.key
@@ -122,7 +125,12 @@ class Tokens:
                     doc = self.target.get_document(key, select=list(self.fields) + extra)
                 except Exception:
                     doc = hit.fields
-            self.cache[key] = count_tokens("\n".join(str(doc.get(f) or "") for f in self.fields))
+            text = "\n".join(str(doc.get(f) or "") for f in self.fields)
+            if not text.strip():
+                self._empty.add(key)
+            self.cache[key] = count_tokens(text)
             if self.citable_field:
                 self.citable[key] = doc.get(self.citable_field, hit.fields.get(self.citable_field))
+        if key in self._empty:
+            self.without_text += 1
         return self.cache[key]

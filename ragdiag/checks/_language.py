@@ -19,13 +19,8 @@ from typing import Any
 
 from ragdiag.encoders.languages import MULTILINGUAL, covers, embedder_languages
 from ragdiag.language import detect_language
+from ragdiag.targets.base import has_capability
 from ragdiag.targets.local.analyzers import Analysis, analysis_for
-
-NAMES = {"en": "English", "de": "German"}
-
-
-def language_name(code: str | None) -> str:
-    return NAMES.get(code or "", code or "?")
 
 
 @dataclass
@@ -95,7 +90,7 @@ def gather(ctx: Any, *, max_records: int) -> LanguageEvidence:
     text_fields = [f for f in schema.fields if f.searchable and not f.is_vector
                    and f.element_type == "Edm.String"]
     ev.analyses = {f.name: analysis_for(f.analyzer) for f in text_fields}
-    ev.embedding_model = getattr(target, "embedding_model", None)
+    ev.embedding_model = target.embedding_model if has_capability(target, "embedding_model") else None
     ev.embedder_langs = embedder_languages(ev.embedding_model)
     if ctx.supports("documents") and text_fields:
         texts = _sample_records(target, [f.name for f in text_fields], max_records)

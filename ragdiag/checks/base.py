@@ -523,8 +523,11 @@ class Check:
     """Base of the built-in checks: declared inputs, `evaluate` into a `Verdict`, a figure.
 
     Subclasses set ``id``, ``needs`` (input names from `INPUTS`; "a|b" for either) and
-    implement `evaluate`. `draw(finding)` returns a matplotlib figure drawn from the
-    finding's evidence tables (read by key), or None.
+    implement `evaluate`. With ``figure_id`` set, `draw(finding, lang)` returns a matplotlib
+    figure drawn from the finding's evidence tables (read by key), or None.
+
+    This is the class extensions subclass (``ragdiag.extend.Check``); a plugin that does not
+    subclass it needs ``id``, ``needs`` and ``run(ctx, spec) -> Finding`` (`CheckProtocol`).
     """
 
     id: ClassVar[str] = ""
@@ -533,8 +536,10 @@ class Check:
     uses: ClassVar[tuple[str, ...]] = ()
     figure_id: ClassVar[str | None] = None
 
-    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def evaluate(self, ctx: Any, spec: Any, v: Verdict) -> None:
+        """Judge what the audit offers, recording observations, faults and texts into `v`."""
+        raise NotImplementedError(f"check '{self.id}' ({type(self).__qualname__}) must implement "
+                                  "evaluate(ctx, spec, v)")
 
     def run(self, ctx: Any, spec: Any) -> Finding:
         lang = getattr(ctx, "lang", "en")
@@ -556,7 +561,7 @@ class Check:
         """Add what the application was observed sending (recorded traffic, traces) to the verdict;
         checks that traffic informs override this (`ragdiag.checks._observed`)."""
 
-    def draw(self, finding: Finding) -> Any:
+    def draw(self, finding: Finding, lang: str = "en") -> Any:
         """The check's figure from its finding's evidence, or None (no figure)."""
         return None
 
@@ -578,13 +583,3 @@ def _note_unreadable_code(v: Verdict, scan: Any) -> None:
         v.note("common.code_unreadable", n=len(parts), paths=names)
     else:
         v.warn("common.code_unreadable", n=len(parts), paths=names)
-
-
-def figure_of(check: Any) -> Callable[[Finding], Any] | None:
-    draw = getattr(check, "draw", None)
-    return draw if callable(draw) else None
-
-
-def with_texts(finding: Finding, spec: Any, lang: str) -> Finding:
-    """Title and question from the spec in `lang`."""
-    return replace(finding, title=spec.text("title", lang), question=spec.text("question", lang))

@@ -90,7 +90,7 @@ class ContextBudgets(Check):
         v.metric("budget_declared", declared)
 
         bounded, unbounded, delegated, gaps = self._code_half(ctx, spec, v, scan, budget)
-        measured = self._runtime_half(ctx, v, budget, source, declared, window, reserve)
+        measured, no_text = self._runtime_half(ctx, v, budget, source, declared, window, reserve)
         chunk = measured["chunk"] if measured else None
         self._profile_tops(ctx, spec, v, chunk, budget)
 
@@ -130,6 +130,8 @@ class ContextBudgets(Check):
                 v.warn("code_gaps", parts=gap_parts(v, gaps))
         else:
             v.nothing_observed("nothing_measured", why=self._runtime_missing(ctx, v))
+        if no_text is not None and not bounded:  # hits without text measure nothing, never 0 tokens
+            v.nothing_observed("runtime_not_run", why=no_text)
         if measured and bounded:
             v.passed("pass_both", bounded=bounded, calls=bounded + len(unbounded), p95=measured["p95"],
                      budget=budget, questions=measured["questions"])
@@ -312,13 +314,14 @@ class ContextBudgets(Check):
         return v.msg("why_no_questions")
 
     def _runtime_half(self, ctx: Any, v: Verdict, budget: int, source: Any, declared: bool, window: int,
-                      reserve: int) -> dict[str, Any] | None:
+                      reserve: int) -> tuple[dict[str, Any] | None, Any]:
+        """(what was measured, or None; why nothing was, when the hits carried no text)."""
         schema = ctx.target.schema() if ctx.has("target") else None
         cit = citable_fields(schema) if schema is not None else []
         if not (schema is not None and ctx.has("profiles") and ctx.has("questions")):
             v.note("runtime_not_run", why=self._runtime_missing(ctx, v))
             self._citability(v, schema, cit, None)
-            return None
+            return None, None
         policy = ctx.policy
         run = ctx.run_gold(policy, label="context budgets")
         v.requests(run)
@@ -338,7 +341,16 @@ class ContextBudgets(Check):
         self._citability(v, schema, cit, tokens)
         all_vals = [x for vals in per_profile.values() for x in vals]
         if not all_vals:
-            return None
+            return None, None
+        hits = len(chunk_tokens)
+        v.metric("hits_without_text", tokens.without_text)
+        if not hits or tokens.without_text == hits:  # 0 tokens read is no measurement, not a small context
+            why = (v.msg("why_no_hit_text", hits=hits, fields=", ".join(fields)) if hits
+                   else v.msg("why_no_hits", questions=len(all_vals)))
+            v.note("runtime_not_run", why=why)
+            return None, why
+        if tokens.without_text:
+            v.note("some_hits_without_text", n=tokens.without_text, hits=hits, fields=", ".join(fields))
         v.observed("contexts_measured", len(all_vals))
         chunk = quantile(chunk_tokens, 0.5)
         rows, over = [], []
@@ -366,7 +378,7 @@ class ContextBudgets(Check):
                  "budget_source", "questions_over_budget", "window_left"), rows,
                 note="n_per_profile", fields=fields, tokenizer=encoder_label(), source=ctx.question_source)
         v.table("context_per_question", "t_per_question", ("case", "profile", "sources", "tokens"), question_rows)
-        return {"chunk": chunk, "over": over, "p95": p95_all, "questions": len(all_vals)}
+        return {"chunk": chunk, "over": over, "p95": p95_all, "questions": len(all_vals)}, None
 
     def _citability(self, v: Verdict, schema: Any, cit: list[Any], tokens: Tokens | None) -> None:
         if schema is None:

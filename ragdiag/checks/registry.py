@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from ragdiag import plugins
 from ragdiag.checks.base import INPUTS, missing_inputs, skipped_for_missing
 from ragdiag.errors import RagdiagError
 from ragdiag.inputs.checklist import CheckSpec
@@ -44,7 +45,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "KNOWN_NEEDS",
     "CHECKS_TABLE_COLUMNS",
-    "Check",
+    "CheckProtocol",
     "PlaceholderCheck",
     "BrokenCheck",
     "Registry",
@@ -71,8 +72,8 @@ _NOT_CHECK_MODULES = frozenset({"registry", "base", "figures"})
 
 
 @runtime_checkable
-class Check(Protocol):
-    """What the runner needs from a check."""
+class CheckProtocol(Protocol):
+    """What the runner needs from a check (the base class `ragdiag.checks.base.Check` has it)."""
 
     id: str
     needs: tuple[str, ...]
@@ -123,10 +124,7 @@ def _validate(check: Any) -> None:
         raise RagdiagError(f"check '{cid}' has no run(ctx, spec) method")
 
 
-def _same_definition(a: Any, b: Any) -> bool:
-    """True when `b` is `a` re-created, e.g. by importlib.reload in a notebook."""
-    ta, tb = type(a), type(b)
-    return a is b or (ta.__module__, ta.__qualname__) == (tb.__module__, tb.__qualname__)
+_same_definition = plugins.same_definition
 
 
 class Registry:
@@ -134,7 +132,7 @@ class Registry:
 
     def __init__(self, builtin_package: str | None = _BUILTIN_PACKAGE,
                  entry_point_group: str | None = ENTRY_POINT_GROUP) -> None:
-        self._checks: dict[str, Check] = {}
+        self._checks: dict[str, CheckProtocol] = {}
         self._errors: dict[str, str] = {}
         self._builtin_package = builtin_package
         self._group = entry_point_group
@@ -160,9 +158,7 @@ class Registry:
         with self._lock:
             old = self._checks.get(obj.id)
             if old is not None and not replace_existing and not _same_definition(old, obj):
-                raise RagdiagError(
-                    f"a check named '{obj.id}' is already registered ({type(old).__module__}."
-                    f"{type(old).__qualname__}); pass replace_existing=True to override it")
+                raise RagdiagError(plugins.collision_message("check", obj.id, old))
             self._checks[obj.id] = obj
             self._errors.pop(obj.id, None)
         return check
@@ -206,16 +202,10 @@ class Registry:
         if self._plugins_loaded or not self._group:
             return
         self._plugins_loaded = True
-        try:
-            eps = importlib.metadata.entry_points(group=self._group)
-        except Exception as exc:
-            self._errors[f"<entry points {self._group}>"] = f"{type(exc).__name__}: {exc}"
-            return
-        for ep in eps:
+        for ep in plugins.entry_points(self._group, self._errors.__setitem__):
             self._import_builtin(ep.name)  # a built-in of the same id wins over a plugin
             if ep.name in self._checks:
-                self._errors.setdefault(ep.name, f"plugin {ep.value} ignored: a check named "
-                                                 f"'{ep.name}' is already registered")
+                self._errors.setdefault(ep.name, plugins.ignored_message("check", ep.name, ep.value))
                 continue
             try:
                 obj = ep.load()
@@ -226,7 +216,7 @@ class Registry:
                                        "the entry-point name must equal the check id")
                 self.register(obj)
             except Exception as exc:
-                self._errors[ep.name] = f"plugin {ep.value} failed to load: {type(exc).__name__}: {exc}"
+                self._errors[ep.name] = plugins.failed_message(ep.value, exc)
 
     def discover(self, ids: Iterable[str] = ()) -> None:
         """Import every built-in check module (and those named by `ids`), then the plugins."""
@@ -238,7 +228,7 @@ class Registry:
 
     # -- lookup -------------------------------------------------------------
 
-    def get(self, check_id: str) -> Check:
+    def get(self, check_id: str) -> CheckProtocol:
         """The check registered as `check_id`; `RagdiagError` listing the available ids if none."""
         with self._lock:
             if check_id not in self._checks:
@@ -258,7 +248,7 @@ class Registry:
         with self._lock:
             return tuple(sorted(self._checks))
 
-    def all_checks(self) -> tuple[Check, ...]:
+    def all_checks(self) -> tuple[CheckProtocol, ...]:
         """Every implemented check, sorted by id (discovers everything first)."""
         self.discover()
         with self._lock:
@@ -271,7 +261,7 @@ class Registry:
             return False
         return True
 
-    def resolve(self, spec: CheckSpec) -> Check:
+    def resolve(self, spec: CheckSpec) -> CheckProtocol:
         """The check for `spec`: its implementation, else a `BrokenCheck` or `PlaceholderCheck`."""
         try:
             return self.get(spec.id)
@@ -306,7 +296,7 @@ class Registry:
         return rows
 
 
-def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
+def run_check(check: CheckProtocol, ctx: Any, spec: CheckSpec) -> Finding:
     """Run `check` defensively: a crash or a malformed result becomes an ``error`` finding.
 
     The check's declared `needs` are enforced first: a missing input gives ``skipped`` with
@@ -329,8 +319,9 @@ def run_check(check: Check, ctx: Any, spec: CheckSpec) -> Finding:
         return Finding.errored(spec.id, f"the check crashed: {type(exc).__name__}: {exc}{where}",
                                title=title, question=question, incomplete={"internal_error": 1})
     if not isinstance(finding, Finding):
-        return Finding.errored(spec.id, f"the check returned {type(finding).__name__}, not a Finding",
-                               title=title, question=question)
+        return Finding.errored(spec.id, f"the check returned {type(finding).__name__}, not a Finding; "
+                               "subclass ragdiag.extend.Check and implement evaluate(ctx, spec, v), or "
+                               "return a Finding from run(ctx, spec)", title=title, question=question)
     if finding.check_id != spec.id:
         return Finding.errored(spec.id, f"the check returned a finding for '{finding.check_id}'",
                                title=title, question=question)
@@ -353,7 +344,7 @@ def register(check: Any = None, *, replace_existing: bool = False) -> Any:
     return _DEFAULT.register(check, replace_existing=replace_existing)
 
 
-def get(check_id: str) -> Check:
+def get(check_id: str) -> CheckProtocol:
     return _DEFAULT.get(check_id)
 
 
@@ -361,11 +352,11 @@ def available() -> tuple[str, ...]:
     return _DEFAULT.available()
 
 
-def all_checks() -> tuple[Check, ...]:
+def all_checks() -> tuple[CheckProtocol, ...]:
     return _DEFAULT.all_checks()
 
 
-def resolve(spec: CheckSpec) -> Check:
+def resolve(spec: CheckSpec) -> CheckProtocol:
     return _DEFAULT.resolve(spec)
 
 

@@ -166,7 +166,7 @@ class RerankerScores(Check):
         v.metric(f"share_top1_below_{share_t}", share(s < share_t for s in all_top1))
         v.metric("somewhat_relevant", band)
         v.metric("partial_responses", len(partial))
-        v.metric("reranker", getattr(getattr(ctx.target, "reranker", None), "name", None))
+        v.metric("reranker", getattr(ctx.target.reranker, "name", None) if ctx.supports("reranker") else None)
 
         # each profile is judged on its own scores: a healthy profile must not hide a starved one
         rows, low = [], []

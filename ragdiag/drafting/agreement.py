@@ -28,9 +28,10 @@ measured" (too few profiles scored to compare the drafts).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ragdiag.drafting.validity import compare_workloads, kendall_tau
 
 __all__ = ["FAMILY_TAU", "MIN_FAMILY_CASES", "STATUSES", "TRUST_TAU", "expected_agreement", "kendall_tau"]
 
@@ -38,17 +39,6 @@ TRUST_TAU = 0.8
 FAMILY_TAU = 0.5
 MIN_FAMILY_CASES = 8
 STATUSES = ("trusted", "not trusted", "cannot say", "unmeasured", "not measured")
-
-
-def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Kendall's tau-b of two score lists (scipy); None when it is undefined (constant lists)."""
-    from scipy.stats import kendalltau
-
-    if len(a) < 2:
-        return None
-    res = kendalltau(list(a), list(b))
-    v = float(res.statistic)
-    return None if math.isnan(v) else round(v, 3)
 
 
 def _ndcg(target: Any, profile: Any, cases: Sequence[Any], security_field: str,
@@ -91,7 +81,6 @@ def expected_agreement(target: Any, policy: Any, drafts: Sequence[Any], *,
     consistent = tau is not None and tau >= TRUST_TAU and not low
     workload = None
     if consistent and real_questions:
-        from ragdiag.drafting.validity import compare_workloads
 
         drafted = [c.question for c in drafts[0].cases if not c.refused and c.sources]
         workload = compare_workloads(target, policy.profiles, drafted, list(real_questions),

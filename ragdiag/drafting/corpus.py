@@ -130,7 +130,9 @@ def corpus_from_records(records: Iterable[dict[str, Any]], *, key_field: str = "
 
 def load_corpus(target: Any, *, security_field: str | None = "group_ids") -> Corpus:
     """Every record of the target (capability ``documents``), read once."""
-    if "documents" not in getattr(target, "capabilities", ()):
+    from ragdiag.targets.base import has_capability
+
+    if not has_capability(target, "documents"):
         raise InputDataError(f"target {getattr(target, 'name', target)!r} cannot list its records (capability "
                              "'documents'); drafting reads the corpus from the index")
     key_field = target.schema().key_field.name

@@ -33,6 +33,7 @@ the verdict is "cannot say". Without real questions nothing about validity is me
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -47,6 +48,16 @@ MIN_REAL_QUESTIONS = 10  # fewer real questions measure nothing
 MAX_QUESTIONS = 200  # per set: enough for shares to +-0.07, bounded in requests
 DEPTH = 10
 
+
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Kendall's tau-b of two score lists (scipy); None when it is undefined (constant lists)."""
+    from scipy.stats import kendalltau
+
+    if len(a) < 2:
+        return None
+    res = kendalltau(list(a), list(b))
+    v = float(res.statistic)
+    return None if math.isnan(v) else round(v, 3)
 
 def _rankings(target: Any, profiles: Mapping[str, Any], questions: Sequence[str], security_field: str,
               who: Any = None) -> dict[str, list[list[str]]]:
@@ -107,7 +118,6 @@ def compare_workloads(target: Any, profiles: Mapping[str, Any], drafted: Sequenc
 
     Returns both shapes, `pooled_tau`, `resembles` (True / False; None when too few real
     questions to say) and `reasons` (why not, one sentence each)."""
-    from ragdiag.drafting.agreement import kendall_tau
 
     drafted_q, real_q = _spread(drafted, MAX_QUESTIONS), _spread(real, MAX_QUESTIONS)
     out: dict[str, Any] = {"source": source, "thresholds": {"length_ratio": LENGTH_RATIO,

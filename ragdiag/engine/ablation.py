@@ -429,8 +429,8 @@ def _num(x: Any) -> float | None:
 def measure_ablation(ctx: Any, policy: Any = None, base_run: Any = None,
                      role_of: Callable[[Any], str] | None = None) -> Ablation:
     """Neutralise every element of every profile the goldset reaches, one cached what-if each."""
-    from ragdiag.engine.context import GoldQuery, GoldRun
     from ragdiag.engine.funnel import why_not_measurable
+    from ragdiag.engine.gold import GoldQuery, GoldRun
     from ragdiag.metrics import compare, evaluate
     from ragdiag.model import Trace
 
@@ -540,7 +540,7 @@ def honoured_kinds(ctx: Any) -> frozenset[str] | None:
     its WHERE clauses are ablated by prerank_filters on the SQL itself."""
     if not ctx.supports("sql_probes"):
         return None
-    params = set(getattr(getattr(ctx.target, "template", None), "parameters", ()) or ())
+    params = set(ctx.target.template.parameters or ()) if ctx.supports("sql_probes") else set()
     kinds = {"vector_text"} if "embedding" in params else set()
     if "query_text" in params:
         kinds.add("keyword_text")

@@ -1,6 +1,7 @@
 """What a check receives: the target, the runner, the inputs, and goldset execution.
 
-`AuditContext` sits below the checks (no check imports the orchestrator in `ragdiag.audit`):
+`AuditContext` sits below the checks and the orchestrator (it imports neither; the context the
+orchestrator builds, `ragdiag.audit.Audit`, adds `run()`):
 it holds the opened target (or None for a code-only audit), the shared runner, the policy,
 goldset, query log, identities and client code, says which inputs are present (`has`), and
 turns goldset cases into executed requests (`run_gold`).
@@ -10,59 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragdiag.engine.gold import GoldQuery, GoldRun
 from ragdiag.engine.probes import BASELINE, Probe
-from ragdiag.engine.runner import Failure, Runner
+from ragdiag.engine.runner import Runner
 from ragdiag.errors import ConfigError, RagdiagError
-from ragdiag.model import SearchRequest, Trace
+from ragdiag.model import SearchRequest
 
 if TYPE_CHECKING:
     from ragdiag.inputs.config import AuditConfig
 
 EVAL_DEPTH = 50  # goldset questions are ranked this deep (recall@50), whatever the profile's top
-
-
-@dataclass(frozen=True)
-class GoldQuery:
-    """One goldset case as the policy turns it into request(s)."""
-
-    case: Any  # GoldCase
-    intent: str
-    profile: str
-    requests: tuple[SearchRequest, ...]
-
-
-@dataclass
-class GoldRun:
-    """Executed goldset queries of one policy (and probe): traces and their evaluation."""
-
-    label: str
-    queries: list[GoldQuery]
-    results: list[Trace | Failure]
-    _evaluation: Any = field(default=None, repr=False)
-
-    def ranked(self) -> dict[str, list[str]]:
-        return {q.case.id: list(r.keys) for q, r in zip(self.queries, self.results, strict=True)
-                if isinstance(r, Trace)}
-
-    @property
-    def failures(self) -> list[Failure]:
-        return [r for r in self.results if isinstance(r, Failure)]
-
-    def traces(self) -> list[tuple[GoldQuery, Trace]]:
-        return [(q, r) for q, r in zip(self.queries, self.results, strict=True) if isinstance(r, Trace)]
-
-    def evaluation(self, goldset: Any, *, k: int = 10, recall_k: int = 50) -> Any:
-        from ragdiag.metrics import evaluate
-
-        if self._evaluation is None:
-            ids = {q.case.id for q in self.queries}
-            qrels = {cid: rel for cid, rel in goldset.qrels().items() if cid in ids}
-            self._evaluation = evaluate(self.ranked(), qrels, k=k, recall_k=recall_k)
-        return self._evaluation
 
 
 def with_query_vector(request: SearchRequest, vector: Sequence[float]) -> SearchRequest:
@@ -122,12 +83,6 @@ class AuditContext:
         self._funnel: Any = None
         self._ablation: Any = None
 
-    def run(self, checks: Sequence[str] | None = None, **kwargs: Any) -> Any:
-        """Run the checklist (or the named checks) and return the `AuditResult`."""
-        from ragdiag.audit import run_checks
-
-        return run_checks(self, checks=checks, **kwargs)
-
     def __repr__(self) -> str:
         name = getattr(self.target, "name", None) or "no target (code-only)"
         return (f"<AuditContext {name}; policy {getattr(self.policy, 'name', None)}; "
@@ -158,8 +113,9 @@ class AuditContext:
 
     def supports(self, capability: str) -> bool:
         """Whether the target declares `capability` (see `ragdiag.targets.base`)."""
-        caps = getattr(self.target, "capabilities", None)
-        return self.target is not None and caps is not None and capability in caps
+        from ragdiag.targets.base import has_capability
+
+        return has_capability(self.target, capability)
 
     def identity(self, name: str | None) -> Any:
         if not name:
@@ -244,7 +200,7 @@ class AuditContext:
         if self._prepared:
             return
         self._prepared = True
-        if self.target is not None and getattr(self.target, "prepare", None) is not None:
+        if self.supports("prepare"):
             self.runner.prepare(self.plan_requests())
 
     # ---- measurements shared by the checks ------------------------------------------

@@ -58,6 +58,7 @@ from typing import Any
 from ragdiag import odata
 from ragdiag.errors import RagdiagError
 from ragdiag.model import RERANK_WINDOW, RankedList, Trace
+from ragdiag.targets.base import has_capability
 
 __all__ = ["STAGES", "STAGE_IDS", "LOST_STAGES", "Stage", "StageView", "Admission", "SourceFate", "FunnelRow",
            "LossFunnel", "classify", "measure_funnel", "view_of_trace", "skipped_funnel", "why_not_measurable"]
@@ -462,9 +463,9 @@ class _Documents:
         wanted = sorted(set(keys))
         if not wanted:
             return set()
-        fast = getattr(self.target, "matching_keys", None)
+        fast = self.target.matching_keys if has_capability(self.target, "local_records") else None
         try:
-            if callable(fast):
+            if fast is not None:
                 return set(fast(wanted, flt))
             if self.key is None:
                 return None
@@ -754,9 +755,9 @@ def _sql_stages(ctx: Any, items: Sequence[tuple[Any, Trace, dict[str, int]]],
     for the expected keys (`PgvectorTarget.clause_admission`); the LIMIT bounds retrieval; a
     declared ``rerank_depth`` is the client reranker's window."""
     t = ctx.target
-    groups_col = getattr(getattr(t, "mapping", None), "groups", None)
-    clauses = list(getattr(t.template, "clauses", ()))
-    depth = getattr(t, "rerank_depth", None)
+    groups_col = t.mapping.groups  # the members of capability sql_probes (checked when opened)
+    clauses = list(t.template.clauses)
+    depth = t.rerank_depth
     by_filter: dict[Any, list[int]] = defaultdict(list)
     for i, (q, _t, _rel) in enumerate(items):
         by_filter[q.requests[0].filter].append(i)
@@ -789,7 +790,7 @@ def _sql_stages(ctx: Any, items: Sequence[tuple[Any, Trace, dict[str, int]]],
             adm[k] = Admission(exists=True if in_from is not None else None, admitted=not failing,
                                failing=tuple(failing))
         admissions.append(adm)
-        limit = t.limit_of(trace.request) if hasattr(t, "limit_of") else None
+        limit = t.limit_of(trace.request)
         views.append(StageView(final=trace.keys, pool=trace.pool, legs=None, reranked=False, window=depth,
                                retrieval_bound=f"LIMIT {limit}" if limit is not None else None))
     return views, admissions

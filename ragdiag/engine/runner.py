@@ -30,6 +30,7 @@ from ragdiag.engine.store import TraceStore, store_path
 from ragdiag.errors import AuthRejectedError, RagdiagError, TargetUnavailableError
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.fusion import rrf
+from ragdiag.targets.base import has_capability
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class Runner:
         # stops sending after consecutive connection failures (see ragdiag.engine.breaker);
         # a target with its own retries gets it as its retry gate, so it stops retrying too
         self.breaker = breaker if breaker is not None else CircuitBreaker(max_consecutive_failures)
-        if target is not None and hasattr(target, "retry_gate"):
+        if has_capability(target, "retries"):
             target.retry_gate = self.breaker
         self.budget = budget
         self.concurrency = max(1, int(concurrency))
@@ -96,11 +97,12 @@ class Runner:
         self._memory: dict[str, Trace] = {}
         self._target_fp = target_fingerprint(target)
         if store is None:
+            compact = has_capability(target, "compact_traces")
             path = (store_path(cache_dir, self._target_fp)
                     if cache_dir and self._target_fp is not None else None)
             store = TraceStore(path, target_fingerprint=self._target_fp or "",
-                               key_table=getattr(target, "key_table", None),
-                               records=getattr(target, "record", None))
+                               key_table=target.key_table if compact else None,
+                               records=target.record if compact else None)
         self.store = store
         # an audit writes every batch (an interrupted audit resumes from what it wrote); a
         # what-if runner leaves its traces pending until the store's own batch size is reached
@@ -174,9 +176,9 @@ class Runner:
     def prepare(self, requests: Iterable[SearchRequest]) -> None:
         """Let the target prepare the requests not yet stored (e.g. embed all their query texts
         in one call); optional for targets, and never an error."""
-        prep = getattr(self.target, "prepare", None)
-        if prep is None:
+        if not has_capability(self.target, "prepare"):
             return
+        prep = self.target.prepare
         fresh: dict[str, SearchRequest] = {}
         for r in requests:
             fp = r.fingerprint()

@@ -70,11 +70,16 @@ __all__ = [
     "load_checklist",
     "default_checklist_dir",
     "packaged_checklist_dir",
+    "plugin_spec_files",
+    "SPECS_ENTRY_POINT_GROUP",
     "checklist_table_markdown",
     "format_threshold",
 ]
 
 ENV_VAR = "RAGDIAG_CHECKLIST"
+#: Plugins ship their checks' specs through this entry-point group: the value names a package
+#: (``"ragdiag_acme.specs"``) whose ``<check_id>.toml`` files join every checklist.
+SPECS_ENTRY_POINT_GROUP = "ragdiag.specs"
 TEXT_FIELDS: tuple[str, ...] = ("title", "question", "why", "status_rules", "remediation")
 REQUIRED_TEXT = ("title", "question")
 TOP_LEVEL_KEYS: tuple[str, ...] = ("id", "order", "references", *TEXT_FIELDS, "thresholds",
@@ -569,6 +574,8 @@ def load_checklist(folder: str | Path | None = None, *,
     files = sorted(root.glob("*.toml"))
     if not files:
         raise ConfigError("checklist folder contains no *.toml spec files", path=str(root))
+    own = {f.stem for f in files}  # a folder's own spec wins over a plugin's (a tuned copy)
+    files += [f for f in plugin_spec_files() if f.stem not in own]
     specs = [load_spec(f) for f in files]
     specs.sort(key=lambda s: (s.order, s.id))
     result = {s.id: s for s in specs}
@@ -580,6 +587,28 @@ def load_checklist(folder: str | Path | None = None, *,
             if ref_path.is_file():
                 _compare(spec, load_spec(ref_path))
     return result
+
+
+def plugin_spec_files() -> list[Path]:
+    """The spec files plugins ship (entry-point group ``ragdiag.specs``), sorted by name.
+
+    A broken entry point raises `ConfigError` naming it: a plugin's check without its spec
+    would silently not run.
+    """
+    import importlib.metadata
+    from importlib.resources import files as resource_files
+
+    out: dict[str, Path] = {}
+    for ep in sorted(importlib.metadata.entry_points(group=SPECS_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            folder = Path(str(resource_files(ep.value)))
+        except (ImportError, TypeError, ValueError) as exc:
+            raise ConfigError(f"plugin spec entry point '{ep.name}' = {ep.value!r} (group "
+                              f"{SPECS_ENTRY_POINT_GROUP}) names no importable package: "
+                              f"{type(exc).__name__}: {exc}") from None
+        for f in sorted(folder.glob("*.toml")):
+            out.setdefault(f.stem, f)
+    return [out[k] for k in sorted(out)]
 
 
 def _compare(spec: CheckSpec, ref: CheckSpec) -> None:

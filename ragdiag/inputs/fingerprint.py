@@ -115,10 +115,12 @@ def _platform() -> dict[str, str]:
 def _models(target: Any) -> dict[str, Any]:
     """The embedder and reranker of a target that runs them (local, pgvector), by identity."""
     out: dict[str, Any] = {}
-    embedder = getattr(target, "embedder", None)
+    from ragdiag.targets.base import has_capability
+
+    embedder = target.embedder if has_capability(target, "embedder") else None
     if embedder is not None:
         out["embedder"] = getattr(embedder, "cache_id", None) or getattr(embedder, "model_id", None)
-    reranker = getattr(target, "reranker", None)
+    reranker = target.reranker if has_capability(target, "reranker") else None
     if reranker is not None:
         entry = {"name": getattr(reranker, "name", type(reranker).__name__)}
         path = getattr(reranker, "path", None)

@@ -324,7 +324,9 @@ def _line(loc: Any, table: tuple[str, ...], key: str) -> int | None:
 
 def query_dimension(target: Any) -> int | None:
     """The dimension of the vectors `target` embeds questions into, if it embeds them itself."""
-    embedder = getattr(target, "embedder", None)
+    from ragdiag.targets.base import has_capability
+
+    embedder = target.embedder if has_capability(target, "embedder") else None
     if embedder is None:
         return None
     try:

@@ -1,4 +1,4 @@
-"""The `ragdiag record` command: its arguments and what it runs (kept out of cli.py)."""
+"""The `ragdiag record` command: its arguments and what it runs (kept out of the cli package)."""
 
 from __future__ import annotations
 

@@ -56,6 +56,7 @@ from ragdiag.report.render import (
     render_appendix,
     render_check,
     render_details,
+    render_limits,
     render_summary,
     render_title,
     routes_frame,
@@ -64,13 +65,13 @@ from ragdiag.report.render import (
 from ragdiag.report.render import best_effect as best_effect
 from ragdiag.report.render import client_sentence as client_sentence
 from ragdiag.report.render import figure_png as figure_png
+from ragdiag.report.render import limits as limits
 from ragdiag.report.render import priorities as priorities
 from ragdiag.report.render import render_evidence as render_evidence
 from ragdiag.report.render import render_funnel as render_funnel
 from ragdiag.report.render import unmeasured_findings as unmeasured_findings
 from ragdiag.report.render import verdict as verdict
-from ragdiag.report.roadmap import limits as limits
-from ragdiag.report.roadmap import render_limits, render_roadmap
+from ragdiag.report.roadmap import render_roadmap
 from ragdiag.report.roadmap import roadmap as roadmap
 from ragdiag.report.secrets import MIN_SECRET_LEN as MIN_SECRET_LEN
 from ragdiag.report.secrets import SECRET_NAME as SECRET_NAME

@@ -10,6 +10,7 @@ with no label are shown as they are (a plugin's metrics).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 #: metric key -> (English, German)
 METRIC_LABELS: dict[str, tuple[str, str]] = {
@@ -165,8 +166,20 @@ def _lang_index(lang: str) -> int:
     return 1 if lang == "de" else 0
 
 
-def metric_label(name: str, lang: str = "en") -> str:
-    """The display name of metric `name` in `lang` (the key itself when it has none)."""
+def metric_label(name: str, lang: str = "en", labels: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """The display name of metric `name` in `lang` (the key itself when it has none).
+
+    A key this table does not name is looked up in `labels`, the check's own (its spec's
+    ``[labels]``), so a plugin's metric prints by the name its spec gives it, not as a raw key.
+    """
+    found = _table_label(name, lang)
+    if found is not None:
+        return found
+    own = (labels or {}).get(name) or {}
+    return own.get(lang) or own.get("en") or name
+
+
+def _table_label(name: str, lang: str) -> str | None:
     i = _lang_index(lang)
     if name in METRIC_LABELS:
         return METRIC_LABELS[name][i]
@@ -182,4 +195,4 @@ def metric_label(name: str, lang: str = "en") -> str:
     for run, texts in _RUNS.items():
         if name.endswith("_" + run) and name[:-len(run) - 1] in METRIC_LABELS:
             return f"{METRIC_LABELS[name[:-len(run) - 1]][i]}, {texts[i]}"
-    return name
+    return None

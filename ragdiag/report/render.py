@@ -19,7 +19,6 @@ from ragdiag.errors import RagdiagError
 from ragdiag.model.findings import SEVERITY
 from ragdiag.report.format import _badge, _date, _e, _frame, _frame_html, _now_iso
 from ragdiag.report.labels import metric_label
-from ragdiag.report.roadmap import render_limits
 from ragdiag.report.tables import (
     APPENDIX_MAX_ROWS,
     Table,
@@ -424,8 +423,10 @@ def figure_png(finding: Any, *, dpi: int = 150, lang: str = "en") -> str | None:
     return base64.b64encode(png_bytes(fig, dpi=dpi)).decode("ascii")
 
 
-def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
-    """Metrics as a compact two-pair-per-row table, by their display names."""
+def _metrics_html(metrics: Mapping[str, Any], lang: str, spec: Any = None) -> str:
+    """Metrics as a compact two-pair-per-row table, by their display names (the spec's
+    ``[labels]`` first)."""
+    labels = getattr(spec, "labels", None) or {}
     items = list(metrics.items())
     half = (len(items) + 1) // 2
     left, right = items[:half], items[half:]
@@ -434,7 +435,7 @@ def _metrics_html(metrics: Mapping[str, Any], lang: str) -> str:
         num = isinstance(v, int | float) and not isinstance(v, bool)
         cls = ' class="rd-num"' if num else ""
         text = fmt_number(v, lang, share=is_share_key(k)) if num else fmt_cell(v, k, lang)
-        return f"<td>{_e(metric_label(k, lang))}</td><td{cls}>{_e(text)}</td>"
+        return f"<td>{_e(metric_label(k, lang, labels))}</td><td{cls}>{_e(text)}</td>"
 
     rows = []
     for i, (k, v) in enumerate(left):
@@ -732,7 +733,7 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
                 continue
             parts.append(_table_block(t, lang, notes=notes, fold=True, max_rows=APPENDIX_MAX_ROWS, heading="h5"))
         if f.metrics:
-            parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang)}")
+            parts.append(f"<h5>{_e(_t('key_figures', lang))}</h5>{_metrics_html(f.metrics, lang, specs.get(f.check_id))}")
         parts.append("</div>")
 
     # B. profiles and routes
@@ -834,3 +835,41 @@ def render_appendix(ctx: Any, result: Any, lang: str = "en", *, policy: Any = No
                      + "".join(wide) + "</div>")
     parts.append("</section>")
     return "".join(parts)
+
+# ---- the limits of the audit (page 2) ----
+
+def limits(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> list[str]:
+    """The audit's limits in sentences: what was not measured, the judged share of the top 10,
+    the stand-ins used, the requests that failed."""
+    from ragdiag.report.tables import fmt_number
+
+    specs = specs or {}
+    out = []
+    unmeasured = [f for f in result.findings if f.status in ("skipped", "error")]
+    if unmeasured:
+        out.append(_t("limit_not_measured", lang, items=", ".join(
+            _check_title(f, specs.get(f.check_id), lang) for f in unmeasured)))
+    else:
+        out.append(_t("limit_all_measured", lang))
+    gold = next((f for f in result.findings if f.check_id == "goldset"), None)
+    judged = (gold.metrics or {}).get("judged@10") if gold is not None else None
+    if isinstance(judged, int | float):
+        out.append(_t("limit_judged", lang, share=fmt_number(judged, lang, share=True)))
+    elif gold is None or gold.status == "skipped":
+        out.append(_t("limit_no_goldset", lang))
+    kind = ((result.meta.get("config") or {}).get("target") or {}).get("kind")
+    rerank = next((f for f in result.findings if f.check_id == "reranker_scores"), None)
+    if kind in ("sample", "local") and rerank is not None and rerank.status != "skipped":
+        out.append(_t("limit_stand_in", lang))
+    stats = result.meta.get("runner") or {}
+    if stats.get("failed") or stats.get("over_budget"):
+        out.append(_t("limit_failed", lang, sent=stats.get("sent", 0), failed=stats.get("failed", 0),
+                      over=stats.get("over_budget", 0)))
+    else:
+        out.append(_t("limit_no_failures", lang))
+    return out
+
+
+def render_limits(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> str:
+    items = "".join(f"<li>{_e(s)}</li>" for s in limits(result, lang, specs))
+    return f'<div class="rd-limits"><h3>{_e(_t("limits", lang))}</h3><ul class="rd-limits-list">{items}</ul></div>'

@@ -1,4 +1,4 @@
-"""The report's roadmap (one ordered list of changes) and the limits of the audit.
+"""The report's roadmap: one ordered list of changes (the limits of the audit are in render.py).
 
 The roadmap replaces the per-check "what to do" lists in the body (those stand in appendix A):
 security faults first, then every significant improving effect the checks measured, largest
@@ -113,40 +113,3 @@ def render_roadmap(result: Any, lang: str = "en", specs: Mapping[str, Any] | Non
     parts.append("</section>")
     return "".join(parts)
 
-
-def limits(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> list[str]:
-    """The audit's limits in sentences: what was not measured, the judged share of the top 10,
-    the stand-ins used, the requests that failed."""
-    from ragdiag.report.render import _check_title
-    from ragdiag.report.tables import fmt_number
-
-    specs = specs or {}
-    out = []
-    unmeasured = [f for f in result.findings if f.status in ("skipped", "error")]
-    if unmeasured:
-        out.append(_t("limit_not_measured", lang, items=", ".join(
-            _check_title(f, specs.get(f.check_id), lang) for f in unmeasured)))
-    else:
-        out.append(_t("limit_all_measured", lang))
-    gold = next((f for f in result.findings if f.check_id == "goldset"), None)
-    judged = (gold.metrics or {}).get("judged@10") if gold is not None else None
-    if isinstance(judged, int | float):
-        out.append(_t("limit_judged", lang, share=fmt_number(judged, lang, share=True)))
-    elif gold is None or gold.status == "skipped":
-        out.append(_t("limit_no_goldset", lang))
-    kind = ((result.meta.get("config") or {}).get("target") or {}).get("kind")
-    rerank = next((f for f in result.findings if f.check_id == "reranker_scores"), None)
-    if kind in ("sample", "local") and rerank is not None and rerank.status != "skipped":
-        out.append(_t("limit_stand_in", lang))
-    stats = result.meta.get("runner") or {}
-    if stats.get("failed") or stats.get("over_budget"):
-        out.append(_t("limit_failed", lang, sent=stats.get("sent", 0), failed=stats.get("failed", 0),
-                      over=stats.get("over_budget", 0)))
-    else:
-        out.append(_t("limit_no_failures", lang))
-    return out
-
-
-def render_limits(result: Any, lang: str = "en", specs: Mapping[str, Any] | None = None) -> str:
-    items = "".join(f"<li>{_e(s)}</li>" for s in limits(result, lang, specs))
-    return f'<div class="rd-limits"><h3>{_e(_t("limits", lang))}</h3><ul class="rd-limits-list">{items}</ul></div>'

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragdiag.cache import cache_dir
 from ragdiag.errors import InputDataError
 
 VARIANTS = ("structured", "naive")
@@ -38,26 +39,15 @@ def sample_config(name: str = "misconfigured") -> Path:
     return sample_dir() / SAMPLE_CONFIGS[name]
 
 
-def cache_dir() -> Path:
-    """Where built indexes and embeddings live: $RAGDIAG_CACHE or ~/.cache/ragdiag."""
-    env = os.environ.get("RAGDIAG_CACHE")
-    path = Path(env) if env else Path.home() / ".cache" / "ragdiag"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-_embedder: Any = None
 _targets: dict[str, Any] = {}
 
 
 def sample_embedder() -> Any:
-    """The bundled MiniLM embedder with the on-disk cache, loaded once per process."""
-    global _embedder
-    if _embedder is None:
-        from ragdiag.encoders import default_embedder
+    """The bundled MiniLM embedder with the on-disk cache, loaded once per process
+    (`ragdiag.encoders.shared.shared_embedder`; the sample's name for it)."""
+    from ragdiag.encoders.shared import shared_embedder
 
-        _embedder = default_embedder(cache_dir())
-    return _embedder
+    return shared_embedder()
 
 
 def open_sample_target(variant: str = "structured", *, progress: bool = True,

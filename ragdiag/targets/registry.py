@@ -11,17 +11,17 @@ on the first lookup of an unknown kind.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ragdiag import plugins
 from ragdiag.errors import ConfigError
 from ragdiag.inputs.limits import excerpt, path_problem, short_path, special_file
 
-__all__ = ["ENTRY_POINT_GROUP", "TargetKind", "OptionReader", "register_kind", "get_kind", "kinds"]
+__all__ = ["ENTRY_POINT_GROUP", "TargetKind", "OptionReader", "register_kind", "get_kind", "kinds", "load_errors"]
 
 ENTRY_POINT_GROUP = "ragdiag.targets"
 _BUILTIN = {
@@ -116,20 +116,31 @@ def _kind(v: Any) -> str:
 
 
 class _Registry:
+    """Kind name -> target kind, under the registry rules of `ragdiag.plugins` (shared with checks)."""
+
     def __init__(self) -> None:
         self._kinds: dict[str, TargetKind] = {}
+        self._errors: dict[str, str] = {}
         self._plugins_loaded = False
         self._lock = threading.RLock()
 
-    def register(self, kind: Any) -> Any:
+    def register(self, kind: Any, *, replace_existing: bool = False) -> Any:
         obj = kind() if isinstance(kind, type) else kind
         for attr in ("name", "keys", "validate", "open"):
             if not hasattr(obj, attr):
                 raise ConfigError(f"target kind {obj!r} lacks '{attr}'; a kind has name, keys, "
                                   "validate(options) and open(options, config, log=, progress=)")
         with self._lock:
+            old = self._kinds.get(obj.name)
+            if old is not None and not replace_existing and not plugins.same_definition(old, obj):
+                raise ConfigError(plugins.collision_message("target kind", obj.name, old))
             self._kinds[obj.name] = obj
+            self._errors.pop(obj.name, None)
         return kind
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._kinds.pop(name, None)
 
     def _builtin(self, name: str) -> TargetKind | None:
         ref = _BUILTIN.get(name)
@@ -144,15 +155,20 @@ class _Registry:
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name in self._kinds or ep.name in _BUILTIN:
+        for ep in plugins.entry_points(ENTRY_POINT_GROUP, self._errors.__setitem__):
+            if ep.name in self._kinds or ep.name in _BUILTIN:  # a built-in of the same name wins
+                self._errors.setdefault(ep.name, plugins.ignored_message("target kind", ep.name, ep.value))
                 continue
             try:
-                self.register(ep.load())
+                obj = ep.load()
+                obj = obj() if isinstance(obj, type) else obj
+                if getattr(obj, "name", None) != ep.name:
+                    raise ConfigError(f"entry point '{ep.name}' loads a target kind named "
+                                      f"{getattr(obj, 'name', None)!r}; the entry-point name must equal the kind's name")
+                self.register(obj)
             except Exception as exc:  # a broken plugin must not break the built-in kinds
                 self._kinds.pop(ep.name, None)
-                self._broken = getattr(self, "_broken", {})
-                self._broken[ep.name] = f"{type(exc).__name__}: {exc}"
+                self._errors[ep.name] = plugins.failed_message(ep.value, exc)
 
     def get(self, name: str) -> TargetKind:
         with self._lock:
@@ -164,9 +180,9 @@ class _Registry:
             self._load_plugins()
             if name in self._kinds:
                 return self._kinds[name]
-            broken = getattr(self, "_broken", {}).get(name)
-        if broken:
-            raise ConfigError(f"target kind '{name}' could not be loaded: {broken}")
+            error = self._errors.get(name)
+        if error:
+            raise ConfigError(f"target kind '{name}' could not be loaded: {error}")
         raise ConfigError(f"no target kind named {excerpt(name, 60)}; available: "
                           f"{', '.join(self.names())}")
 
@@ -175,13 +191,22 @@ class _Registry:
             self._load_plugins()
             return tuple(sorted(set(_BUILTIN) | set(self._kinds)))
 
+    def load_errors(self) -> dict[str, str]:
+        """Kind name -> why its plugin did not load or was ignored (after discovery)."""
+        with self._lock:
+            self._load_plugins()
+            return dict(self._errors)
+
 
 _DEFAULT = _Registry()
 
 
-def register_kind(kind: Any) -> Any:
-    """Register a target kind (usable as a class decorator)."""
-    return _DEFAULT.register(kind)
+def register_kind(kind: Any = None, *, replace_existing: bool = False) -> Any:
+    """Register a target kind (usable as a class decorator, ``@register_kind``); a second, different
+    kind under a taken name is an error unless `replace_existing` (the rules of `ragdiag.plugins`)."""
+    if kind is None:
+        return lambda obj: _DEFAULT.register(obj, replace_existing=replace_existing)
+    return _DEFAULT.register(kind, replace_existing=replace_existing)
 
 
 def get_kind(name: str) -> TargetKind:
@@ -191,3 +216,8 @@ def get_kind(name: str) -> TargetKind:
 
 def kinds() -> tuple[str, ...]:
     return _DEFAULT.names()
+
+
+def load_errors() -> dict[str, str]:
+    """Kind name -> why its plugin did not load (the same report as `ragdiag.checks.load_errors`)."""
+    return _DEFAULT.load_errors()

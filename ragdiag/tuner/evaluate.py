@@ -227,7 +227,9 @@ def _document_check(target: Any, key: str, clauses: Sequence[str]) -> tuple[bool
     """(exists in the index, clauses it fails); (None, ()) when the target cannot tell."""
     if target is None:
         return None, ()
-    records, row_of = getattr(target, "records", None), getattr(target, "row_of", None)
+    from ragdiag.targets.base import has_capability
+
+    records, row_of = (target.records, target.row_of) if has_capability(target, "local_records") else (None, None)
     if isinstance(records, Sequence) and isinstance(row_of, Mapping):  # the local target
         row = row_of.get(key)
         if row is None:

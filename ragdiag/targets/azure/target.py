@@ -85,7 +85,8 @@ class AzureTarget:
     needs_vectorizer = True
 
     # traces carry hits only (no per-leg stages); security values only where retrievable
-    capabilities = frozenset({"documents", "get_document"})
+    capabilities = frozenset({"documents", "get_document", "embedding_model", "retries", "vectorizer_required",
+                              "stats", "unsent_parameters"})
 
     def __init__(self, endpoint: str, index: str, *, credential: Any, api_version: str | None = None,
                  timeout_s: float = 30.0, retries: int = 4, concurrency: int = 4,

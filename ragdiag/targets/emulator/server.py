@@ -48,6 +48,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ragdiag.errors import ConfigError, RagdiagError
 from ragdiag.model import SearchRequest, Trace
 from ragdiag.model.schema import Vectorizer
+from ragdiag.targets.base import has_capability
 from ragdiag.targets.emulator.faults import FaultInjector, Faults
 
 #: the integrated vectorizer the emulator advertises (it embeds query text with the local embedder)
@@ -307,7 +308,8 @@ class Emulator:
     def _document(self, h: _Handler, target: Any, index: str, key: str,
                   query: Mapping[str, str]) -> None:
         select = [s.strip() for s in query.get("$select", "").split(",") if s.strip()] or None
-        retrievable = set(getattr(target, "retrievable", ()) or ())
+        # the served index's retrievable fields, from its schema (not an attribute of one target class)
+        retrievable = {fl.name for fl in target.schema().fields if fl.retrievable and not fl.is_vector}
         if select and retrievable:
             bad = [s for s in select if s not in retrievable]
             if bad:
@@ -457,12 +459,7 @@ def _make_auth_check(api_key: str | None, token: str | None):
 def _etag(name: str, target: Any) -> str:
     h = hashlib.sha256(name.encode())
     h.update(json.dumps(target.schema().to_azure(), sort_keys=True).encode())
-    path = getattr(target, "path", None)
-    if path is not None:
-        try:
-            h.update((path / "manifest.json").read_bytes())
-        except OSError:
-            pass
+    h.update(str(target.fingerprint()).encode())  # changes when the index content changes
     return f'"0x{h.hexdigest()[:15].upper()}"'
 
 
@@ -567,7 +564,7 @@ def _check_sortable(target: Any, field: str) -> None:
 def _sort_key(target: Any, hit: Any, field: str) -> tuple[int, Any]:
     v = hit.fields.get(field) if field in hit.fields else None
     if v is None:
-        rec = target.records[target.row_of[hit.key]] if hasattr(target, "row_of") else {}
+        rec = target.records[target.row_of[hit.key]] if has_capability(target, "local_records") else {}
         v = rec.get(field)
     return (0, "") if v is None else (1, v)
 

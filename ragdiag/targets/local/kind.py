@@ -52,16 +52,17 @@ class LocalKind:
     def peek_embedding_dim(self, options: Mapping[str, Any]) -> int | None:
         """The dimension of the embedder `embedding_model` names, known before anything is
         embedded (a missing model or package is an error here, with its fix)."""
+        from ragdiag.cache import cache_dir
         from ragdiag.encoders.choice import load_embedder
-        from ragdiag.sample.system import cache_dir
 
         return int(load_embedder(options.get("embedding_model"), cache_dir()).dim)
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
              progress: bool) -> Any:
+        from ragdiag.cache import cache_dir
         from ragdiag.encoders import load_reranker
+        from ragdiag.encoders.shared import shared_embedder
         from ragdiag.model.schema import IndexSchema
-        from ragdiag.sample.system import cache_dir, sample_embedder
         from ragdiag.targets.local import LocalIndexSpec, LocalTarget, default_index_dir
 
         schema = IndexSchema.load(options["schema"])
@@ -77,7 +78,7 @@ class LocalKind:
 
             emb = load_embedder(model, cache_dir())
         else:
-            emb = sample_embedder()
+            emb = shared_embedder()
         target = LocalTarget.from_jsonl(options["records"], spec, index_dir=default_index_dir(cache_dir(), name),
                                         embedder=emb, reranker=load_reranker(options.get("reranker"), emb),
                                         progress=progress, log=log)

@@ -90,7 +90,8 @@ def _unit_of(vq: Any, dim: int) -> np.ndarray:
 class LocalTarget:
     """A read-only, persisted hybrid index answering `SearchRequest`s with full traces."""
 
-    capabilities = frozenset({"documents", "get_document", "security_values", "stages"})
+    capabilities = frozenset({"documents", "get_document", "security_values", "stages", "prepare", "compact_traces",
+                              "local_records", "embedder", "embedding_model", "reranker", "text_analysis"})
 
     def __init__(self, data: IndexData, *, embedder: Any = None, reranker: Any = None) -> None:
         spec = data.spec

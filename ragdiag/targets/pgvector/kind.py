@@ -68,7 +68,7 @@ class PgvectorKind:
 
     def open(self, options: Mapping[str, Any], config: Any, *, log: Callable[[str], None] | None,
              progress: bool) -> Any:
-        from ragdiag.sample.system import sample_embedder
+        from ragdiag.encoders.shared import shared_embedder
         from ragdiag.targets.pgvector.connection import ReadOnlyConnection
         from ragdiag.targets.pgvector.target import PgvectorTarget
 
@@ -80,7 +80,7 @@ class PgvectorKind:
                                       source="the embedded sample server")
         else:
             conn = ReadOnlyConnection.from_env(options["dsn_env"], timeout_ms=timeout)
-        return PgvectorTarget(conn, options["mapping"], options["template"], embedder=sample_embedder(),
+        return PgvectorTarget(conn, options["mapping"], options["template"], embedder=shared_embedder(),
                               name=options.get("name"), now=options.get("now"), default_limit=options["limit"],
                               rerank_depth=options.get("rerank_depth"))
 
@@ -90,11 +90,11 @@ class PgvectorKind:
         DSN, which a plan may read like an index definition."""
         if not options.get("embedded"):
             return None
+        from ragdiag.encoders.shared import shared_embedder
         from ragdiag.sample.pgvector import _records
-        from ragdiag.sample.system import sample_embedder
         from ragdiag.targets.pgvector.target import PgvectorTarget
 
-        return PgvectorTarget.offline(options["mapping"], options["template"], embedder=sample_embedder(),
+        return PgvectorTarget.offline(options["mapping"], options["template"], embedder=shared_embedder(),
                                       name=options.get("name"), now=options.get("now"),
                                       default_limit=options["limit"], rerank_depth=options.get("rerank_depth"),
                                       documents=len(_records()[0]))  # the rows the sample loads

@@ -111,7 +111,7 @@ class EmbeddedPostgres:
 
 def default_data_dir(name: str = "sample") -> Path:
     """`<cache>/pgvector/<name>`: where the sample's embedded database lives."""
-    from ragdiag.sample.system import cache_dir
+    from ragdiag.cache import cache_dir
 
     path = cache_dir() / "pgvector"
     path.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,8 @@ def _plain(v: Any) -> Any:
 class PgvectorTarget:
     """The client's retrieval SQL over a mapped table, every stage it can report."""
 
-    capabilities = frozenset({"documents", "get_document", "security_values", "sql_probes"})
+    capabilities = frozenset({"documents", "get_document", "security_values", "sql_probes", "embedder",
+                              "description", "stats"})
 
     def __init__(self, conn: ReadOnlyConnection, mapping: TableMapping, template: SqlTemplate, *,
                  embedder: Any = None, name: str | None = None, now: str | None = None,
