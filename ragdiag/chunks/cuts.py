@@ -450,13 +450,16 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
             # a fence line ending one chunk and starting the next: a splitter's overlap too short to
             # align; the next chunk's copy must not open (or close) the block again
             skip = len(nxt) - len(b) + len(b.split("\n", 1)[0])
+        # a stop inside a token ("7.2." | "2", "example." | "com") where the export keeps its
+        # whitespace: no whitespace at the cut means none was there
+        token = keeps_whitespace and a == cur and b == nxt and a[-1:] in ".!?" and b[:1].isalnum()
         if punctuated:
-            cut = not code and inside is None and (mid_word or (not _moved_stop(nxt) and not is_boundary(
+            cut = not code and inside is None and (mid_word or token or (not _moved_stop(nxt) and not is_boundary(
                 cur, nxt, lang, gap_known=gap_known and not stripped)))
             if not f.located:
                 f.end_mid_sentence = cut
             if not g.located:
-                g.start_mid_sentence = cut or (not code and starts_sentence(nxt, lang, connectives=False) is False
+                g.start_mid_sentence = cut or (not code and inside is None and starts_sentence(nxt, lang, connectives=False) is False
                                                and not _opens_block(nxt) and not _moved_stop(nxt))
         if not f.located:
             f.end_mid_word = mid_word
