@@ -280,3 +280,14 @@ def test_a_fence_line_repeated_by_a_short_overlap_does_not_reopen_the_block():
 def test_a_heading_tail_repeated_by_the_next_chunk_is_no_overlap():
     f = judge_document(["Use `develop`.\n\n## `url` dependencies", "`url` dependencies are archives."], ["a", "b"])
     assert f[1].overlap_words == 0 and f[0].end_mid_sentence is False and f[1].start_mid_sentence is False
+
+
+def test_a_link_line_of_its_own_paragraph_is_a_unit_and_a_link_inside_a_sentence_is_not():
+    from ragdiag.chunks.sentences import is_boundary
+
+    links = "### Hishel\n\n[GitHub](https://github.com/x/hishel) - [Documentation](https://hishel.com/)"
+    assert is_boundary(links, "An elegant HTTP cache for the client.", "en", gap_known=False)
+    assert not is_boundary(links, "and more links for the client.", "en", gap_known=False)
+    # a sentence that ends on a link is read as its text: longer than a title, it was cut
+    prose = "### Hishel\n\nThe cache and its storage backends are documented in the release notes of the [project](https://hishel.com/)"
+    assert not is_boundary(prose, "An elegant HTTP cache for the client.", "en", gap_known=False)

@@ -222,8 +222,11 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
         # on a function word or a number, or the next chunk continues it
         s = before.strip()
         nl = s.rfind("\n")
-        if nl > 0 and s[:nl].rstrip(" \t").endswith("\n") and _standalone_heading(s, nl, last) \
-                and not (after is not None and _continues_lower(after)):
+        if nl > 0 and s[:nl].rstrip(" \t").endswith("\n") and (
+                _standalone_heading(s, nl, last) or (last[-1:] in ")`*_]" and _standalone_heading(
+                    s, nl, _inline_text(last)))) and not (after is not None and _continues_lower(after)):
+            # the line read as text, its inline markup reduced: "[GitHub](https://...) -
+            # [Documentation](https://...)" is the title-like line "GitHub - Documentation"
             return True
     if after is not None:
         first, _ = _first_line(after)
@@ -234,6 +237,16 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
         if line_break and last.endswith(("--", "—", ":")) and first[:1] in "\"„“«»":
             return True  # 'I said--' then a new paragraph of dialogue
     return ends_sentence(before, lang, after)
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s[^)]*)?\)")
+
+
+def _inline_text(line: str) -> str:
+    """`line` with its inline Markdown reduced to text: links to their text, code spans and
+    emphasis to their content."""
+    t = _LINK.sub(lambda m: m.group(1), line)
+    return t.replace("`", "").replace("**", "").replace("__", "").strip("*_ ") or line
 
 
 def _continued_item(last: str, after: str) -> bool:
