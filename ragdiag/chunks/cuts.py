@@ -287,7 +287,7 @@ def in_code(s: str) -> bool:
 def _inside_line(before: str, after: str, sep: str) -> str | None:
     """What the line a cut falls in is, when the cut falls inside a line: "code" for a markup or
     include line (a link definition, an HTML line, a tab title, ``{* ... *}``), "table" for a table
-    row, else None. The line is rebuilt from both sides (`sep`: what the cut removed, " " when the
+    row (a split table; its cut cell text is judged like a cut sentence), else None. The line is rebuilt from both sides (`sep`: what the cut removed, " " when the
     export stripped it); a cut at a line break, or after a line that is a unit of its own, falls
     inside no line."""
     if not before or not after or "\n" in before[len(before.rstrip(" \t")):] or \
@@ -359,15 +359,14 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         f.end_mid_word = 0 < e < len(source) and source[e - 1].isalnum() and source[e].isalnum()
         f.start_split_code = 0 < s < len(source) and structure.splits_code(s)
         f.end_split_code = 0 < e < len(source) and structure.splits_code(e)
-        # a cut inside a table row splits the table, not a sentence
-        row_s, row_e = structure.splits_table_row(s), structure.splits_table_row(e)
-        if row_s or row_e:
+        # a cut inside a table row splits the table (and the row's text: judged as a unit below)
+        if structure.splits_table_row(s) or structure.splits_table_row(e):
             f.split_table = True
         if punctuated:
-            f.start_mid_sentence = s > 0 and not f.start_split_code and not row_s and \
+            f.start_mid_sentence = s > 0 and not f.start_split_code and \
                 not _moved_stop(source[s:s + 2]) and \
                 not is_boundary(source[max(0, s - CONTEXT):s], source[s:s + CONTEXT], lang)
-            f.end_mid_sentence = e < len(source) and not f.end_split_code and not row_e and \
+            f.end_mid_sentence = e < len(source) and not f.end_split_code and \
                 not _moved_stop(source[e:e + 2]) and \
                 not is_boundary(source[max(0, e - CONTEXT):e], source[e:e + CONTEXT], lang)
         if i > 0 and spans[i - 1] is not None:
@@ -415,7 +414,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                 if inside == "table":
                     f.split_table = g.split_table = True
                 if punctuated:
-                    f.end_mid_sentence = not f.end_split_code and inside is None and (
+                    f.end_mid_sentence = not f.end_split_code and (inside == "table" or
                         not is_boundary(cur, after, lang) if after.strip() else not is_boundary(cur, None, lang))
             if not g.located:
                 before = cur[:a_start]
@@ -427,8 +426,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                 if inside == "table":
                     g.split_table = True
                 if punctuated:
-                    g.start_mid_sentence = not g.start_split_code and inside is None and bool(before.strip()) and \
-                        not is_boundary(before, nxt, lang)
+                    g.start_mid_sentence = not g.start_split_code and bool(before.strip()) and (
+                        inside == "table" or not is_boundary(before, nxt, lang))
             continue
         stripped = not keeps_whitespace or not (cur[-1:].isspace() or nxt[:1].isspace())
         gap_known = keeps_whitespace
@@ -454,12 +453,12 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         # whitespace: no whitespace at the cut means none was there
         token = keeps_whitespace and a == cur and b == nxt and a[-1:] in ".!?" and b[:1].isalnum()
         if punctuated:
-            cut = not code and inside is None and (mid_word or token or (not _moved_stop(nxt) and not is_boundary(
+            cut = not code and (mid_word or token or inside == "table" or (not _moved_stop(nxt) and not is_boundary(
                 cur, nxt, lang, gap_known=gap_known and not stripped)))
             if not f.located:
                 f.end_mid_sentence = cut
             if not g.located:
-                g.start_mid_sentence = cut or (not code and inside is None and starts_sentence(nxt, lang, connectives=False) is False
+                g.start_mid_sentence = cut or (not code and starts_sentence(nxt, lang, connectives=False) is False
                                                and not _opens_block(nxt) and not _moved_stop(nxt))
         if not f.located:
             f.end_mid_word = mid_word
