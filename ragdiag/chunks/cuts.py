@@ -138,6 +138,9 @@ def _nth_nonspace_from_end(s: str, k: int) -> int:
     return len(s) - m.end() if m else 0
 
 
+_LAST_HEAD: tuple[str | None, str] = (None, "")  # (the last head window, its squeezed text)
+
+
 def overlap(prev: str, cur: str) -> tuple[int, int, int]:
     """(start of the overlap in `prev`, end of the overlap in `cur`, words in it); (len(prev), 0, 0)
     without an overlap. Whitespace-insensitive, any character offset, at least
@@ -149,8 +152,14 @@ def overlap(prev: str, cur: str) -> tuple[int, int, int]:
     first = cur[:60].split(None, 1)
     if first and len(first[0]) >= 4 and first[0][:MIN_OVERLAP_CHARS] not in raw_tail:
         return len(prev), 0, 0  # the first word of `cur` is nowhere in `prev`'s tail: no overlap
-    tail = _squeeze(raw_tail)
-    head = _squeeze(cur[:WINDOW])
+    global _LAST_HEAD
+    memo = _LAST_HEAD
+    # a chunk no longer than the window is the head of one pair and the tail of the next: the same
+    # string object, squeezed once
+    tail = memo[1] if memo[0] is raw_tail else _squeeze(raw_tail)
+    raw_head = cur[:WINDOW]
+    head = _squeeze(raw_head)
+    _LAST_HEAD = (raw_head, head)
     if len(head) < MIN_OVERLAP_CHARS or len(tail) < MIN_OVERLAP_CHARS:
         return len(prev), 0, 0
     probe = head[:MIN_OVERLAP_CHARS]
@@ -171,8 +180,11 @@ def _lines(s: str) -> list[str]:
 
 def _table_state(s: str) -> tuple[bool, bool, bool, bool]:
     """(starts inside a table, ends inside a table, starts with a header row, has a table)."""
-    opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
-    closes = [m.start() for m in _TABLE_CLOSE.finditer(s)]
+    if "<" in s:
+        opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
+        closes = [m.start() for m in _TABLE_CLOSE.finditer(s)]
+    else:
+        opens = closes = []
     html_start = bool(closes) and (not opens or closes[0] < opens[0])
     html_end = bool(opens) and (not closes or opens[-1] > closes[-1])
     lines = _lines(s) if "|" in s else []
@@ -196,6 +208,9 @@ def _first_frag(s: str) -> str:
 def _heading_only(s: str) -> bool:
     if len(s) > 400:
         return False
+    first = s.lstrip().split("\n", 1)[0].strip()
+    if not first or not (is_heading(first) or _MD_HEADING.match(first) is not None or is_opener(first)):
+        return False  # the first line is no heading: the common case, decided on one line
     lines = _lines(s)
     return bool(lines) and len(lines) <= 3 and all(
         is_heading(ln) or _MD_HEADING.match(ln) is not None or is_opener(ln) for ln in lines)
@@ -270,7 +285,13 @@ def in_code(s: str) -> bool:
     if not last or (last[-1] in ".!?" and not _code_line(last)):
         return False  # prose ends the text (the common case): no code is cut here
     tail = [x for x in s[-600:].split("\n")[-6:] if x.strip()]
-    if sum(_code_line(x) for x in tail) < 2:
+    n = 0
+    for x in tail:
+        if _code_line(x):
+            n += 1
+            if n == 2:
+                break
+    if n < 2:
         return False  # the common case, decided without the markup tests
     tail = [x for x in tail if not _MD_HEADING.match(x.lstrip())]
     if not tail or is_markup_line(tail[-1]):
@@ -290,14 +311,13 @@ def _inside_line(before: str, after: str, sep: str) -> str | None:
     row (a split table; its cut cell text is judged like a cut sentence), else None. The line is rebuilt from both sides (`sep`: what the cut removed, " " when the
     export stripped it); a cut at a line break, or after a line that is a unit of its own, falls
     inside no line."""
-    if not before or not after or "\n" in before[len(before.rstrip(" \t")):] or \
-            "\n" in after[: len(after) - len(after.lstrip(" \t"))]:
+    if not before or not after:
         return None
     a = before[before.rfind("\n") + 1:]
     nl = after.find("\n")
     b = after if nl < 0 else after[:nl]
     if not a.strip() or not b.strip():
-        return None
+        return None  # the cut is at a line break (only blanks between it and the break)
     s = a.strip()
     if s[:1] == "|" and not s.endswith("|") and _is_table_line(s + sep + b.strip()):
         return "table"  # the cut falls inside a cell of a table row
