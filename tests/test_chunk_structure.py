@@ -291,3 +291,22 @@ def test_a_link_line_of_its_own_paragraph_is_a_unit_and_a_link_inside_a_sentence
     # a sentence that ends on a link is read as its text: longer than a title, it was cut
     prose = "### Hishel\n\nThe cache and its storage backends are documented in the release notes of the [project](https://hishel.com/)"
     assert not is_boundary(prose, "An elegant HTTP cache for the client.", "en", gap_known=False)
+
+
+def test_a_list_item_is_continued_in_lower_case_only_where_the_corpus_hard_wraps_its_lines():
+    from ragdiag.chunks.cuts import Decisions, wraps_lines
+
+    item = ["Steps to follow:\n- first item\n- second item continues", "with more words after the cut."]
+    wrapped_prose = ["The plugin reads its settings from the file and\napplies them to every page it builds."] * 25
+    unwrapped_prose = ["The plugin reads its settings from the file and applies them to every page it builds.\n"
+                       "- A list item.\n\n## A heading\n\nAnother paragraph."] * 25
+    assert wraps_lines(wrapped_prose) and not wraps_lines(unwrapped_prose)
+    for corpus, continued in ((wrapped_prose, True), (unwrapped_prose, False)):
+        d = Decisions.of(corpus + item, "en")
+        f = judge_document(item, ["a", "b"], lang="en", vocab=d.vocab, keeps_whitespace=d.keeps_whitespace,
+                           wrapped=d.wrapped)
+        assert f[0].end_mid_sentence is continued, continued
+        # with the source the line break is seen: a lower-case line after an item continues it
+        src = "Steps to follow:\n- first item\n- second item continues\nwith more words after the cut."
+        g = judge_document(item, ["a", "b"], lang="en", source=src, wrapped=d.wrapped)
+        assert g[0].end_mid_sentence is True

@@ -340,7 +340,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                    source: str | None = None, vocab: Vocabulary | None = None,
                    keeps_whitespace: bool = False, punctuated: bool = True,
                    marks: Sequence[list[tuple[int, str, int, bool]]] | None = None,
-                   structure: SourceStructure | None = None) -> list[CutFlags]:
+                   structure: SourceStructure | None = None, wrapped: bool = True) -> list[CutFlags]:
     """Cut flags of one document's chunks (in document order); see the module docstring.
 
     Structure comes before sentences: a cut inside a code block or an include line splits code,
@@ -435,7 +435,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                     f.split_table = g.split_table = True
                 if punctuated:
                     f.end_mid_sentence = not f.end_split_code and (inside == "table" or
-                        not is_boundary(cur, after, lang) if after.strip() else not is_boundary(cur, None, lang))
+                        not is_boundary(cur, after, lang, wrapped=wrapped) if after.strip() else
+                        not is_boundary(cur, None, lang, wrapped=wrapped))
             if not g.located:
                 before = cur[:a_start]
                 g.start_mid_word = bool(before) and before[-1].isalnum() and nxt.lstrip()[:1].isalnum()
@@ -447,7 +448,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                     g.split_table = True
                 if punctuated:
                     g.start_mid_sentence = not g.start_split_code and bool(before.strip()) and (
-                        inside == "table" or not is_boundary(before, nxt, lang))
+                        inside == "table" or not is_boundary(before, nxt, lang, wrapped=wrapped))
             continue
         stripped = not keeps_whitespace or not (cur[-1:].isspace() or nxt[:1].isspace())
         gap_known = keeps_whitespace
@@ -474,7 +475,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         token = keeps_whitespace and a == cur and b == nxt and a[-1:] in ".!?" and b[:1].isalnum()
         if punctuated:
             cut = not code and (mid_word or token or inside == "table" or (not _moved_stop(nxt) and not is_boundary(
-                cur, nxt, lang, gap_known=gap_known and not stripped)))
+                cur, nxt, lang, gap_known=gap_known and not stripped, wrapped=wrapped)))
             if not f.located:
                 f.end_mid_sentence = cut
             if not g.located:
@@ -539,6 +540,27 @@ def keeps_whitespace(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> boo
     return n > 0 and ws / n >= KEEPS_WHITESPACE_SHARE
 
 
+#: a line break inside a chunk that continues prose: a line ending in a letter, digit or comma, then
+#: a line starting in lower case (not a blank line, not a list item or marker)
+_WRAPPED = re.compile(r"[^\W_,][,]?[ \t]*\n[ \t]*[^\W\d_A-Z\u00c0-\u00de]")
+#: line breaks inside prose seen in the decision window before a corpus counts as hard-wrapped
+MIN_WRAPPED_LINES = 20
+
+
+def wraps_lines(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> bool:
+    """Whether the corpus hard-wraps its prose (a paragraph or list item continued on the next line
+    in lower case, as many Markdown sources are written), by the line breaks the chunks show. Only
+    then is a chunk that starts in lower case after a list item a continued item: in a corpus that
+    never wraps, a line ends a unit and a lower-case start is a paragraph of its own."""
+    n = 0
+    for i, t in enumerate(texts):
+        if i >= sample or n >= MIN_WRAPPED_LINES:
+            break
+        if "\n" in t:
+            n += sum(1 for m in _WRAPPED.finditer(t) if m.group(0)[-1].islower())
+    return n >= MIN_WRAPPED_LINES
+
+
 @dataclass
 class Decisions:
     """What the first `DECISION_CHUNKS` chunks of a stream decide for all its cuts: the language of
@@ -550,6 +572,8 @@ class Decisions:
     punctuated: bool
     keeps_whitespace: bool
     vocab: Vocabulary
+    #: the corpus hard-wraps its prose (`wraps_lines`)
+    wrapped: bool = True
 
     @classmethod
     def of(cls, texts: Sequence[str], lang: str = "auto") -> Decisions:
@@ -560,4 +584,4 @@ class Decisions:
 
             language = detect_language(window).code or "en"
         return cls(lang=language, punctuated=is_punctuated(window), keeps_whitespace=keeps_whitespace(window),
-                   vocab=Vocabulary(window))
+                   vocab=Vocabulary(window), wrapped=wraps_lines(window))

@@ -189,10 +189,13 @@ def _last_word(s: str) -> str:
     return m.group(1) if m else ""
 
 
-def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: bool = True) -> bool:
+def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: bool = True,
+                wrapped: bool = True) -> bool:
     """Whether a cut between `before` and `after` (None: unknown) falls between sentences or
     structural units. See the module docstring for the rules. `gap_known=False`: the
-    whitespace at the cut was stripped (by the chunker), so a line break may have been there."""
+    whitespace at the cut was stripped (by the chunker), so a line break may have been there.
+    `wrapped=False`: the corpus never hard-wraps its prose (`cuts.wraps_lines`), so a list item
+    ended by a line break is not continued by a lower-case line after it."""
     before = before[-400:]
     if after is not None:
         after = after[:400]
@@ -210,7 +213,7 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
     if _BARE_MARKER.fullmatch(last) and before.rstrip()[: -len(last)].rstrip(" \t").endswith("\n"):
         return True  # a list marker alone on its line: the item after it starts a unit
     if line_break or after is None:
-        if _marked(last) and not (after is not None and _continued_item(last, after)):
+        if _marked(last) and not (wrapped and after is not None and _continued_item(last, after)):
             return True
         if _FIELD_LINE.fullmatch(last) and _own_paragraph(before, last) and not (
                 after is not None and _continues_lower(after)):
