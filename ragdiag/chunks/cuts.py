@@ -565,7 +565,8 @@ def wraps_lines(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> bool:
 class Decisions:
     """What the first `DECISION_CHUNKS` chunks of a stream decide for all its cuts: the language of
     the sentence rules, whether the text has sentence punctuation, whether the export keeps the
-    whitespace at its cuts, and the vocabulary that tells a split word. The audit and `ragdiag
+    whitespace at its cuts, whether the corpus hard-wraps its prose, and the vocabulary that tells a
+    split word. The audit and `ragdiag
     chunks` decide on the same window, so the same records are judged the same way."""
 
     lang: str
