@@ -43,7 +43,8 @@ CLASSES = ("clean_block", "clean_sentence", "mid_sentence", "in_code", "in_table
 # extension lines of the sites read for this run: each is a unit of its own (a cut inside it cuts it)
 _MARKER = re.compile(r"\s*(?:///|!!!|\?\?\?\+?|===\+?\s+\"|:::|\{\{[<%]|\{%|\{\*|\{!|--8<--|<!--.*-->\s*$|"
                      r"\[[^\]\n]+\]:\s+\S)")
-_CONTAINER = re.compile(r"(\s*)(?:!!!|\?\?\?\+?|===\+?|\[\^[^\]]+\]:)(?:\s|$)")  # bodies indented by four spaces
+#: bodies indented by four spaces: admonitions, tabs, footnotes, definition-list definitions (":   ")
+_CONTAINER = re.compile(r"(\s*)(?:!!!|\?\?\?\+?|===\+?|\[\^[^\]]+\]:|:(?=\s{2,}\S))(?:\s|$)")
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 
 
@@ -88,14 +89,16 @@ class Labeller:
                     break
         # dedent container bodies (admonitions, tabs) so markdown-it reads them as Markdown
         parse_lines = list(lines)
-        stack: list[int] = []
+        stack: list[tuple[int, int]] = []
         in_fence = None
         for j, ln in enumerate(lines):
             ind = len(ln) - len(ln.lstrip(" "))
             if ln.strip():
-                while stack and ind < stack[-1]:
+                # a body ends at a line indented no deeper than its marker (a footnote marker
+                # indented by two spaces has its body at four)
+                while stack and ind <= stack[-1][0]:
                     stack.pop()
-            cut = min(ind, stack[-1]) if stack and ln.strip() else 0
+            cut = min(ind, stack[-1][1]) if stack and ln.strip() else 0
             parse_lines[j] = ln[cut:]
             f = _FENCE.match(ln)
             if f:
@@ -104,8 +107,15 @@ class Labeller:
                 kind[j] = "marker"
                 parse_lines[j] = ""
             m = _CONTAINER.match(ln) if in_fence is None else None
-            if m:
-                stack.append(len(m.group(1)) + 4)
+            while m:
+                stack.append((len(m.group(1)), len(m.group(1)) + 4))  # (marker indent, body indent)
+                # a container opened on the same line (":   !!! quote"): its body is deeper still
+                rest = ln[m.end():]
+                m2 = _CONTAINER.match(rest) if rest.strip() else None
+                m = None
+                if m2:
+                    off = len(ln) - len(rest) + len(m2.group(1))
+                    stack.append((off, off + 4))
         for j in range(n):
             if kind[j] == "code":
                 parse_lines[j] = ""

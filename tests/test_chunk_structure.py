@@ -178,3 +178,135 @@ def test_init_documents_chunks_are_substrings_of_the_extracted_text_for_every_fo
     v = analyse_export(recs, infer_roles(recs[0].keys()), lang="en", sources=texts)
     assert v.counts["chunks_located_in_source"] == len(recs)
     assert v.counts["end_mid_sentence"] == 0 and v.counts["split_code"] == 0
+
+
+# ---- a hard-wrapped documentation page (issue 27, round 2): the line a cut falls in, list items
+# continued over a line break, field lines, bare markers, definition lists, a fence repeated by an
+# overlap too short to align
+WRAPPED = (
+    "## Options\n\n"
+    "The plugin reads its settings from the configuration file and applies them\n"
+    "to every page it builds.\n\n"
+    "* `--readme`: Specify the readme file extension. If you intend to publish\n"
+    "  keep the recommendations in mind.\n"
+    "* `--name`: Set the package name.\n\n"
+    "**Default**: `false`\n\n"
+    "*Introduced in 2.0.0*\n\n"
+    "Set the maximum number of retries in an unstable network.\n\n"
+    "| Option | Default |\n|---|---|\n| Indexing time | 2,700 ms |\n\n"
+    "- Fixed #2970: Search results show escaped characters (7.2.2 regression)\n"
+    "- Added support for hiding footer navigation\n\n"
+    ":   The definition of a term, indented below it.\n\n"
+    "Read the announcement on the blog.\n\n"
+    "  [Read the full announcement]: ../blog/posts/announcement.md\n"
+)
+WRAPPED_CLEAN = [_at(WRAPPED, m) for m in (
+    "The plugin", "* `--name`", "**Default**", "*Introduced", "Set the maximum", "| Option", "- Fixed",
+    "Added support", ":   The definition", "  [Read the full")]
+WRAPPED_INSIDE = {  # cut point -> the flag it must raise at that cut
+    _at(WRAPPED, "keep the recommendations"): "mid_sentence",   # a list item continued in lower case
+    _at(WRAPPED, "to every page"): "mid_sentence",              # a hard-wrapped paragraph
+    _at(WRAPPED, "ms |"): "split_table",                        # inside a table row: its cell text too
+    _at(WRAPPED, "full announcement]"): "split_code",           # inside a link reference definition
+}
+
+
+def _wrapped(points: list[int], with_source: bool):
+    chunks = _cut(WRAPPED, sorted(points))  # stripped at every cut, as LangChain's splitters do
+    return chunks, judge_document(chunks, [f"c{i}" for i in range(len(chunks))], lang="en",
+                                  source=WRAPPED if with_source else None)
+
+
+@pytest.mark.parametrize("with_source", [True, False])
+def test_a_hard_wrapped_page_cut_at_its_units_passes(with_source):
+    chunks, flags = _wrapped(WRAPPED_CLEAN, with_source)
+    assert len(chunks) == len(WRAPPED_CLEAN) + 1
+    bad = [(f.key, f.end_mid_sentence, f.start_mid_sentence, f.split_code, f.split_table) for f in flags
+           if f.end_mid_sentence or f.start_mid_sentence or f.split_code or f.split_table]
+    assert bad == []
+
+
+@pytest.mark.parametrize("with_source", [True, False])
+@pytest.mark.parametrize("point", sorted(WRAPPED_INSIDE))
+def test_the_hard_wrapped_page_cut_inside_its_lines_is_flagged(with_source, point):
+    chunks, flags = _wrapped([point], with_source)
+    want = WRAPPED_INSIDE[point]
+    a, b = flags
+    if want == "mid_sentence":
+        assert a.end_mid_sentence and b.start_mid_sentence and not a.split_code, chunks
+    elif want == "split_table":
+        assert a.split_table and b.split_table and a.end_mid_sentence and not a.split_code, chunks
+    else:
+        assert a.end_split_code and b.start_split_code and not a.end_mid_sentence, chunks
+
+
+def test_cuts_of_a_fixed_size_window_inside_tokens_and_lines():
+    # slices that keep their whitespace (a fixed-size window): the gap at each cut is known
+    page = ("Use the tab below.\n\n=== \"Add further languages\"\n\n    Read the list.\n\n"
+            "- Fixed a regression (7.2.2 regression) in search.\n\n"
+            "  [issue tracker]: https://github.com/example/project/issues\n\nThe end.\n")
+    for marker, flag in (("rther languages", "split_code"), ("2 regression", "mid_sentence"),
+                         ("ject/issues", "split_code"), ("in search", "mid_sentence")):
+        p = _at(page, marker)
+        for source in (page, None):
+            a, b = judge_document([page[:p], page[p:]], ["a", "b"], source=source, keeps_whitespace=True)
+            if flag == "split_code":
+                assert a.end_split_code and not a.end_mid_sentence, (marker, source is None)
+            else:
+                assert a.end_mid_sentence and not a.end_split_code, (marker, source is None)
+    p = _at(page, "- Fixed", after=False) + 2     # right after the bare list marker: a unit starts
+    for source in (page, None):
+        a, _ = judge_document([page[:p], page[p:]], ["a", "b"], source=source, keeps_whitespace=True)
+        assert a.end_mid_sentence is False and not a.end_split_code
+
+
+def test_an_overlap_ending_inside_the_next_chunks_first_word_is_found():
+    a = "  [Back]: ../setup/navigation.md#back-to-top\n  [Boosting]: ../../setup/site-search.md#search-boos"
+    b = " ../../setup/site-search.md#search-boosting\n  [Brand new search plugin]: search.md\n"
+    f = judge_document([a, b], ["a", "b"], keeps_whitespace=True)
+    assert f[1].overlap_words == 1 and f[0].end_split_code and not f[0].end_mid_sentence
+
+
+def test_a_fence_line_repeated_by_a_short_overlap_does_not_reopen_the_block():
+    chunks = ["Install it:\n\n```bash\npip install poetry\n````", "````\nIf you want other versions, use pipx.",
+              "The installer offers a streamlined and", "simplified installation of the tool."]
+    f = judge_document(chunks, list("abcd"))
+    assert f[2].end_mid_sentence and not f[2].end_split_code      # prose after the block: a cut sentence
+    # a fence really opened at the end of a chunk still makes the next cut one inside code
+    g = judge_document(["Install it:\n\n```bash\npip install poetry", "poetry --version\n```\nDone."], ["a", "b"])
+    assert g[0].end_split_code and not g[0].end_mid_sentence
+
+
+def test_a_heading_tail_repeated_by_the_next_chunk_is_no_overlap():
+    f = judge_document(["Use `develop`.\n\n## `url` dependencies", "`url` dependencies are archives."], ["a", "b"])
+    assert f[1].overlap_words == 0 and f[0].end_mid_sentence is False and f[1].start_mid_sentence is False
+
+
+def test_a_link_line_of_its_own_paragraph_is_a_unit_and_a_link_inside_a_sentence_is_not():
+    from ragdiag.chunks.sentences import is_boundary
+
+    links = "### Hishel\n\n[GitHub](https://github.com/x/hishel) - [Documentation](https://hishel.com/)"
+    assert is_boundary(links, "An elegant HTTP cache for the client.", "en", gap_known=False)
+    assert not is_boundary(links, "and more links for the client.", "en", gap_known=False)
+    # a sentence that ends on a link is read as its text: longer than a title, it was cut
+    prose = "### Hishel\n\nThe cache and its storage backends are documented in the release notes of the [project](https://hishel.com/)"
+    assert not is_boundary(prose, "An elegant HTTP cache for the client.", "en", gap_known=False)
+
+
+def test_a_list_item_is_continued_in_lower_case_only_where_the_corpus_hard_wraps_its_lines():
+    from ragdiag.chunks.cuts import Decisions, wraps_lines
+
+    item = ["Steps to follow:\n- first item\n- second item continues", "with more words after the cut."]
+    wrapped_prose = ["The plugin reads its settings from the file and\napplies them to every page it builds."] * 25
+    unwrapped_prose = ["The plugin reads its settings from the file and applies them to every page it builds.\n"
+                       "- A list item.\n\n## A heading\n\nAnother paragraph."] * 25
+    assert wraps_lines(wrapped_prose) and not wraps_lines(unwrapped_prose)
+    for corpus, continued in ((wrapped_prose, True), (unwrapped_prose, False)):
+        d = Decisions.of(corpus + item, "en")
+        f = judge_document(item, ["a", "b"], lang="en", vocab=d.vocab, keeps_whitespace=d.keeps_whitespace,
+                           wrapped=d.wrapped)
+        assert f[0].end_mid_sentence is continued, continued
+        # with the source the line break is seen: a lower-case line after an item continues it
+        src = "Steps to follow:\n- first item\n- second item continues\nwith more words after the cut."
+        g = judge_document(item, ["a", "b"], lang="en", source=src, wrapped=d.wrapped)
+        assert g[0].end_mid_sentence is True

@@ -149,7 +149,9 @@ def test_headings_separated_and_lists_cut():
     r = analyse(records)
     assert r.heading_separated == 2  # D-1 ends with a heading; E-1 is only a heading
     assert r.list_cut == 2  # D-2 ends in a list item that D-3 continues
-    assert r.mid_sentence_end == 0  # heading and list ends are not counted as mid-sentence
+    # heading and list ends are not counted as mid-sentence: these records never hard-wrap a line
+    # (`wraps_lines`), so a line ends its list item; tests/test_chunk_structure.py has the other way
+    assert r.mid_sentence_end == 0
     assert r.mid_sentence_start == 1
 
 

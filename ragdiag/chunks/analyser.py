@@ -471,7 +471,7 @@ class _Analyser:
         d = self.decisions
         texts = [c.raw for c in chunks]
         flags = judge_document(texts, [c.key for c in chunks], lang=d.lang, vocab=d.vocab,
-                               keeps_whitespace=d.keeps_whitespace, punctuated=d.punctuated,
+                               keeps_whitespace=d.keeps_whitespace, punctuated=d.punctuated, wrapped=d.wrapped,
                                marks=[c.marks for c in chunks])
         for c, f in zip(chunks, flags, strict=True):
             # an HTML table cut across chunks (Markdown tables are this analyser's own)

@@ -18,6 +18,7 @@ MIN_OVERLAP_WORDS = 3
 HEAD_CHARS = 800
 
 _FINAL = frozenset(".!?:;\"')”’»«…]")
+_FINAL_CHAR = re.compile("[" + re.escape("".join(sorted(_FINAL))) + "]")
 #: a chunk this long without any sentence punctuation is normalised text, not a cut sentence
 UNPUNCTUATED_MIN_CHARS = 80
 _MID_START_PUNCT = frozenset(",;:.)]}»”’-–—…/&%")
@@ -211,7 +212,7 @@ def _summarise(seq: int, order: Any, key: str, s: str) -> _Chunk:
             c.end = end = "heading"
         elif nl > 0 and _looks_like_code(s, last):
             c.end = end = "code"  # a cut inside code or a diagram: no sentence to cut
-    c.unpunct = not any(ch in _FINAL for ch in s)
+    c.unpunct = _FINAL_CHAR.search(s) is None
     if end == "mid" and c.unpunct and len(s) >= UNPUNCTUATED_MIN_CHARS:
         # normalised text (punctuation stripped, often lower-cased, as in many IR collections)
         # has no sentence boundaries to cut: neither end can be judged

@@ -27,7 +27,14 @@ from dataclasses import asdict, dataclass
 
 from ragdiag.chunks.boundaries import _code_line, _is_sep_line, _is_table_line, is_heading
 from ragdiag.chunks.sentences import is_boundary, starts_sentence
-from ragdiag.chunks.structure import fence_state, fences, is_markup_line, is_opener, opens_markup
+from ragdiag.chunks.structure import (
+    fence_state,
+    fences,
+    is_fence,
+    is_markup_line,
+    is_opener,
+    opens_markup,
+)
 
 MIN_OVERLAP_CHARS = 8
 #: the first chunks of a stream that decide its language, punctuation, whitespace and vocabulary
@@ -131,17 +138,28 @@ def _nth_nonspace_from_end(s: str, k: int) -> int:
     return len(s) - m.end() if m else 0
 
 
+_LAST_HEAD: tuple[str | None, str] = (None, "")  # (the last head window, its squeezed text)
+
+
 def overlap(prev: str, cur: str) -> tuple[int, int, int]:
     """(start of the overlap in `prev`, end of the overlap in `cur`, words in it); (len(prev), 0, 0)
     without an overlap. Whitespace-insensitive, any character offset, at least
     `MIN_OVERLAP_CHARS` non-space characters, within the last `WINDOW` characters of `prev`."""
     raw_tail = prev[-WINDOW:]
-    # fast rejection: an overlap starts with `cur`'s first word (or a part of a word in `prev`)
+    # fast rejection: an overlap starts with `cur`'s first word, or with its first
+    # `MIN_OVERLAP_CHARS` characters when the overlap ends inside that word ("...#search-boos" |
+    # "...#search-boosting")
     first = cur[:60].split(None, 1)
-    if first and len(first[0]) >= 4 and first[0] not in raw_tail:
+    if first and len(first[0]) >= 4 and first[0][:MIN_OVERLAP_CHARS] not in raw_tail:
         return len(prev), 0, 0  # the first word of `cur` is nowhere in `prev`'s tail: no overlap
-    tail = _squeeze(raw_tail)
-    head = _squeeze(cur[:WINDOW])
+    global _LAST_HEAD
+    memo = _LAST_HEAD
+    # a chunk no longer than the window is the head of one pair and the tail of the next: the same
+    # string object, squeezed once
+    tail = memo[1] if memo[0] is raw_tail else _squeeze(raw_tail)
+    raw_head = cur[:WINDOW]
+    head = _squeeze(raw_head)
+    _LAST_HEAD = (raw_head, head)
     if len(head) < MIN_OVERLAP_CHARS or len(tail) < MIN_OVERLAP_CHARS:
         return len(prev), 0, 0
     probe = head[:MIN_OVERLAP_CHARS]
@@ -162,8 +180,11 @@ def _lines(s: str) -> list[str]:
 
 def _table_state(s: str) -> tuple[bool, bool, bool, bool]:
     """(starts inside a table, ends inside a table, starts with a header row, has a table)."""
-    opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
-    closes = [m.start() for m in _TABLE_CLOSE.finditer(s)]
+    if "<" in s:
+        opens = [m.start() for m in _TABLE_OPEN.finditer(s)]
+        closes = [m.start() for m in _TABLE_CLOSE.finditer(s)]
+    else:
+        opens = closes = []
     html_start = bool(closes) and (not opens or closes[0] < opens[0])
     html_end = bool(opens) and (not closes or opens[-1] > closes[-1])
     lines = _lines(s) if "|" in s else []
@@ -187,6 +208,9 @@ def _first_frag(s: str) -> str:
 def _heading_only(s: str) -> bool:
     if len(s) > 400:
         return False
+    first = s.lstrip().split("\n", 1)[0].strip()
+    if not first or not (is_heading(first) or _MD_HEADING.match(first) is not None or is_opener(first)):
+        return False  # the first line is no heading: the common case, decided on one line
     lines = _lines(s)
     return bool(lines) and len(lines) <= 3 and all(
         is_heading(ln) or _MD_HEADING.match(ln) is not None or is_opener(ln) for ln in lines)
@@ -231,6 +255,17 @@ class SourceStructure:
         line = t[ls:len(t) if le < 0 else le]
         return is_markup_line(line) and not line.strip().startswith("#") or opens_markup(line)
 
+    def splits_table_row(self, p: int) -> bool:
+        """Whether a cut at offset `p` falls strictly inside a table row (between its first and
+        last character)."""
+        t = self.text
+        if p <= 0 or p >= len(t) or t[p - 1] == "\n" or t[p] == "\n":
+            return False
+        ls = t.rfind("\n", 0, p) + 1
+        le = t.find("\n", p)
+        line = t[ls:len(t) if le < 0 else le].strip()
+        return line[:1] == "|" and _is_table_line(line) and bool(t[ls:p].strip()) and bool(t[p:le if le >= 0 else len(t)].strip())
+
 
 def _splits_code_text(before: str, state: tuple[str, int] | None) -> bool:
     """Without the source: the cut after `before` falls inside a code block (a fence open at the
@@ -250,14 +285,48 @@ def in_code(s: str) -> bool:
     if not last or (last[-1] in ".!?" and not _code_line(last)):
         return False  # prose ends the text (the common case): no code is cut here
     tail = [x for x in s[-600:].split("\n")[-6:] if x.strip()]
-    if sum(_code_line(x) for x in tail) < 2:
+    n = 0
+    for x in tail:
+        if _code_line(x):
+            n += 1
+            if n == 2:
+                break
+    if n < 2:
         return False  # the common case, decided without the markup tests
     tail = [x for x in tail if not _MD_HEADING.match(x.lstrip())]
     if not tail or is_markup_line(tail[-1]):
         return False  # a markup line (a closing shortcode, a fence) ends a block: no code is cut
-    tail = [x for x in tail if not is_markup_line(x)]
+    # a markup line (a closing fence, a shortcode) ends the block before it: only the lines after
+    # the last one can be unfenced code still open at the cut
+    marked = [j for j, x in enumerate(tail) if is_markup_line(x)]
+    if marked:
+        tail = tail[marked[-1] + 1:]
     n = sum(_code_line(x) for x in tail)
     return bool(tail) and ((_code_line(tail[-1]) and n >= 2) or n >= 3)
+
+
+def _inside_line(before: str, after: str, sep: str) -> str | None:
+    """What the line a cut falls in is, when the cut falls inside a line: "code" for a markup or
+    include line (a link definition, an HTML line, a tab title, ``{* ... *}``), "table" for a table
+    row (a split table; its cut cell text is judged like a cut sentence), else None. The line is rebuilt from both sides (`sep`: what the cut removed, " " when the
+    export stripped it); a cut at a line break, or after a line that is a unit of its own, falls
+    inside no line."""
+    if not before or not after:
+        return None
+    a = before[before.rfind("\n") + 1:]
+    nl = after.find("\n")
+    b = after if nl < 0 else after[:nl]
+    if not a.strip() or not b.strip():
+        return None  # the cut is at a line break (only blanks between it and the break)
+    s = a.strip()
+    if s[:1] == "|" and not s.endswith("|") and _is_table_line(s + sep + b.strip()):
+        return "table"  # the cut falls inside a cell of a table row
+    if s.startswith("#") or (sep and (is_markup_line(a) or _is_table_line(s))):
+        # a heading is judged as a unit; where the export stripped the cut's whitespace, a line that
+        # is a unit of its own may have ended there (a known gap without a line break: inside it)
+        return None
+    line = a + sep + b
+    return "code" if is_markup_line(line) or opens_markup(line) else None
 
 
 def _moved_stop(head: str) -> bool:
@@ -271,7 +340,7 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                    source: str | None = None, vocab: Vocabulary | None = None,
                    keeps_whitespace: bool = False, punctuated: bool = True,
                    marks: Sequence[list[tuple[int, str, int, bool]]] | None = None,
-                   structure: SourceStructure | None = None) -> list[CutFlags]:
+                   structure: SourceStructure | None = None, wrapped: bool = True) -> list[CutFlags]:
     """Cut flags of one document's chunks (in document order); see the module docstring.
 
     Structure comes before sentences: a cut inside a code block or an include line splits code,
@@ -310,11 +379,16 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         f.end_mid_word = 0 < e < len(source) and source[e - 1].isalnum() and source[e].isalnum()
         f.start_split_code = 0 < s < len(source) and structure.splits_code(s)
         f.end_split_code = 0 < e < len(source) and structure.splits_code(e)
+        # a cut inside a table row splits the table (and the row's text: judged as a unit below)
+        if structure.splits_table_row(s) or structure.splits_table_row(e):
+            f.split_table = True
         if punctuated:
-            f.start_mid_sentence = s > 0 and not f.start_split_code and not _moved_stop(source[s:s + 2]) and \
+            f.start_mid_sentence = s > 0 and not f.start_split_code and \
+                not _moved_stop(source[s:s + 2]) and \
                 not is_boundary(source[max(0, s - CONTEXT):s], source[s:s + CONTEXT], lang)
-            f.end_mid_sentence = e < len(source) and not f.end_split_code and not _moved_stop(source[e:e + 2]) \
-                and not is_boundary(source[max(0, e - CONTEXT):e], source[e:e + CONTEXT], lang)
+            f.end_mid_sentence = e < len(source) and not f.end_split_code and \
+                not _moved_stop(source[e:e + 2]) and \
+                not is_boundary(source[max(0, e - CONTEXT):e], source[e:e + CONTEXT], lang)
         if i > 0 and spans[i - 1] is not None:
             ps, pe = spans[i - 1]
             if s < pe:
@@ -343,7 +417,8 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
         a_start, b_end, words = overlap(cur, nxt)
         last_nl = cur.rfind("\n")
         if words and not keeps_whitespace and a_start > last_nl >= 0 and cur[a_start - 1].isspace() \
-                and is_heading(cur[last_nl + 1:].strip().lstrip("#").strip()):
+                and (_MD_HEADING.match(cur[last_nl + 1:].strip()) or
+                     is_heading(cur[last_nl + 1:].strip().lstrip("#").strip())):
             # the tail of a heading line repeated as the next chunk's first words
             # ("## Access and Passwords" | "Passwords must ..."): a coincidence, not an overlap
             a_start, b_end, words = len(cur), 0, 0
@@ -354,18 +429,26 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
             if not f.located:
                 after = nxt[b_end:]
                 f.end_mid_word = bool(cur.rstrip()) and cur.rstrip()[-1].isalnum() and after[:1].isalnum()
-                f.end_split_code = _splits_code_text(cur, fence)
+                inside = _inside_line(cur, after, "")
+                f.end_split_code = inside == "code" or _splits_code_text(cur, fence)
+                if inside == "table":
+                    f.split_table = g.split_table = True
                 if punctuated:
-                    f.end_mid_sentence = not f.end_split_code and (
-                        not is_boundary(cur, after, lang) if after.strip() else not is_boundary(cur, None, lang))
+                    f.end_mid_sentence = not f.end_split_code and (inside == "table" or
+                        not is_boundary(cur, after, lang, wrapped=wrapped) if after.strip() else
+                        not is_boundary(cur, None, lang, wrapped=wrapped))
             if not g.located:
                 before = cur[:a_start]
                 g.start_mid_word = bool(before) and before[-1].isalnum() and nxt.lstrip()[:1].isalnum()
                 # the next chunk's start lies inside this chunk (at a_start): the fence open there
-                g.start_split_code = _splits_code_text(before, _fence_at(mk, before_fence, a_start, texts[i], cur))
+                inside = _inside_line(before, cur[a_start:], "")
+                g.start_split_code = inside == "code" or _splits_code_text(
+                    before, _fence_at(mk, before_fence, a_start, texts[i], cur))
+                if inside == "table":
+                    g.split_table = True
                 if punctuated:
-                    g.start_mid_sentence = not g.start_split_code and bool(before.strip()) and \
-                        not is_boundary(before, nxt, lang)
+                    g.start_mid_sentence = not g.start_split_code and bool(before.strip()) and (
+                        inside == "table" or not is_boundary(before, nxt, lang, wrapped=wrapped))
             continue
         stripped = not keeps_whitespace or not (cur[-1:].isspace() or nxt[:1].isspace())
         gap_known = keeps_whitespace
@@ -379,10 +462,20 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
                 mid_word = True
             elif vocab is not None:
                 mid_word = vocab.split_word(_last_frag(a), _first_frag(b))
-        code = _splits_code_text(cur, fence)
+        inside = _inside_line(cur, nxt, "" if keeps_whitespace else " ")
+        code = inside == "code" or _splits_code_text(cur, fence)
+        if inside == "table":
+            f.split_table = g.split_table = True
+        if _repeated_fence(a, b):
+            # a fence line ending one chunk and starting the next: a splitter's overlap too short to
+            # align; the next chunk's copy must not open (or close) the block again
+            skip = len(nxt) - len(b) + len(b.split("\n", 1)[0])
+        # a stop inside a token ("7.2." | "2", "example." | "com") where the export keeps its
+        # whitespace: no whitespace at the cut means none was there
+        token = keeps_whitespace and a == cur and b == nxt and a[-1:] in ".!?" and b[:1].isalnum()
         if punctuated:
-            cut = not code and (mid_word or (not _moved_stop(nxt) and not is_boundary(
-                cur, nxt, lang, gap_known=gap_known and not stripped)))
+            cut = not code and (mid_word or token or inside == "table" or (not _moved_stop(nxt) and not is_boundary(
+                cur, nxt, lang, gap_known=gap_known and not stripped, wrapped=wrapped)))
             if not f.located:
                 f.end_mid_sentence = cut
             if not g.located:
@@ -395,6 +488,12 @@ def judge_document(texts: Sequence[str], keys: Sequence[str], *, lang: str = "en
             g.start_mid_word = mid_word
             g.start_split_code = code
     return flags
+
+
+def _repeated_fence(a: str, b: str) -> bool:
+    """`a` (a chunk, right-stripped) ends on the fence line `b` (the next, left-stripped) starts with."""
+    last = a[a.rfind("\n") + 1:].strip()
+    return bool(last) and last[0] in "`~" and is_fence(last) is not None and b.split("\n", 1)[0].strip() == last
 
 
 def _opens_block(head: str) -> bool:
@@ -441,17 +540,41 @@ def keeps_whitespace(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> boo
     return n > 0 and ws / n >= KEEPS_WHITESPACE_SHARE
 
 
+#: a line break inside a chunk that continues prose: a line ending in a letter, digit or comma, then
+#: a line starting in lower case (not a blank line, not a list item or marker)
+_WRAPPED = re.compile(r"[^\W_,][,]?[ \t]*\n[ \t]*[^\W\d_A-Z\u00c0-\u00de]")
+#: line breaks inside prose seen in the decision window before a corpus counts as hard-wrapped
+MIN_WRAPPED_LINES = 20
+
+
+def wraps_lines(texts: Iterable[str], sample: int = DECISION_CHUNKS) -> bool:
+    """Whether the corpus hard-wraps its prose (a paragraph or list item continued on the next line
+    in lower case, as many Markdown sources are written), by the line breaks the chunks show. Only
+    then is a chunk that starts in lower case after a list item a continued item: in a corpus that
+    never wraps, a line ends a unit and a lower-case start is a paragraph of its own."""
+    n = 0
+    for i, t in enumerate(texts):
+        if i >= sample or n >= MIN_WRAPPED_LINES:
+            break
+        if "\n" in t:
+            n += sum(1 for m in _WRAPPED.finditer(t) if m.group(0)[-1].islower())
+    return n >= MIN_WRAPPED_LINES
+
+
 @dataclass
 class Decisions:
     """What the first `DECISION_CHUNKS` chunks of a stream decide for all its cuts: the language of
     the sentence rules, whether the text has sentence punctuation, whether the export keeps the
-    whitespace at its cuts, and the vocabulary that tells a split word. The audit and `ragdiag
+    whitespace at its cuts, whether the corpus hard-wraps its prose, and the vocabulary that tells a
+    split word. The audit and `ragdiag
     chunks` decide on the same window, so the same records are judged the same way."""
 
     lang: str
     punctuated: bool
     keeps_whitespace: bool
     vocab: Vocabulary
+    #: the corpus hard-wraps its prose (`wraps_lines`)
+    wrapped: bool = True
 
     @classmethod
     def of(cls, texts: Sequence[str], lang: str = "auto") -> Decisions:
@@ -462,4 +585,4 @@ class Decisions:
 
             language = detect_language(window).code or "en"
         return cls(lang=language, punctuated=is_punctuated(window), keeps_whitespace=keeps_whitespace(window),
-                   vocab=Vocabulary(window))
+                   vocab=Vocabulary(window), wrapped=wraps_lines(window))

@@ -137,7 +137,7 @@ def analyse_export(records: Sequence[Mapping[str, Any]], roles: ChunkRoles, *, l
         full = [i for i in idx if texts[i].strip()]
         got = judge_document([texts[i] for i in full], [keys[i] for i in full], lang=language,
                              source=src, vocab=decided.vocab, keeps_whitespace=decided.keeps_whitespace,
-                             punctuated=punct)
+                             punctuated=punct, wrapped=decided.wrapped)
         for i, f in zip(full, got, strict=True):
             flags[i] = f
         for i in idx:

@@ -57,7 +57,12 @@ _INITIAL = re.compile(r"[A-ZÄÖÜ]\.")
 _ORDINAL = re.compile(r"\d{1,3}\.")
 _OPENERS = "\"'„“‘«»(["
 #: list items: bullets, "1." "2a." "(3)" "a)" "iv." (German law text numbers items "2a.")
-_LIST_ITEM = re.compile(r"(?:[-*•·–+]|\d{1,3}[a-z]?[.)]|[a-z][.)]|\([a-z0-9]{1,3}\)|[ivx]{1,4}\.)\s+\S")
+_LIST_ITEM = re.compile(r"(?:[-*•·–+]|\d{1,3}[a-z]?[.)]|[a-z][.)]|\([a-z0-9]{1,3}\)|[ivx]{1,4}\.)\s+\S|:[ \t]{2,}\S")
+#: a list marker alone on its line (the item's text follows after the cut)
+_BARE_MARKER = re.compile(r"[-*+•]|\d{1,3}[.)]")
+#: a paragraph that opens with emphasis or inline code and ends on its closing mark: a field or label
+#: line ("**Default**: `false`", "*Introduced in 2.0.0*"), a unit like a heading
+_FIELD_LINE = re.compile(r"(?:\*\*?|__?|`)\S.{0,118}[*_`]")
 
 
 def _last_line(text: str) -> tuple[str, bool]:
@@ -96,7 +101,7 @@ def _marked(line: str) -> bool:
         return True  # an HTML tag line (<table>, </tr>, ...)
     if c == "#" and _MD_HEADING.match(line):
         return True
-    if (c in "-*•·–+(" or c.isdigit() or c.islower()) and _LIST_ITEM.match(line) is not None:
+    if (c in "-*•·–+(:" or c.isdigit() or c.islower()) and _LIST_ITEM.match(line) is not None:
         return True
     # a markup line of Markdown, mkdocs, MyST, Hugo, reStructuredText or AsciiDoc (structure.py)
     return is_markup_line(line)
@@ -165,12 +170,17 @@ def ends_sentence(before: str, lang: str = "en", after: str | None = None) -> bo
 
 
 _WORD_FIRST = re.compile(r"\w+")
+#: an emoji shortcode opening a line (":material-incognito: Incognito ..."): decoration, not punctuation
+_SHORTCODE_START = re.compile(r":[a-z0-9_+-]+:\s*(?=\S)")
 
 
 def _first_char(after: str | None) -> str | None:
     if after is None:
         return None
-    s = after.lstrip().lstrip(_OPENERS)
+    s = after.lstrip()
+    if s[:1] == "[":
+        return "["  # a link or a reference definition: its text's case says nothing about a sentence
+    s = s.lstrip(_OPENERS)
     return s[:1] or None
 
 
@@ -179,10 +189,13 @@ def _last_word(s: str) -> str:
     return m.group(1) if m else ""
 
 
-def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: bool = True) -> bool:
+def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: bool = True,
+                wrapped: bool = True) -> bool:
     """Whether a cut between `before` and `after` (None: unknown) falls between sentences or
     structural units. See the module docstring for the rules. `gap_known=False`: the
-    whitespace at the cut was stripped (by the chunker), so a line break may have been there."""
+    whitespace at the cut was stripped (by the chunker), so a line break may have been there.
+    `wrapped=False`: the corpus never hard-wraps its prose (`cuts.wraps_lines`), so a list item
+    ended by a line break is not continued by a lower-case line after it."""
     before = before[-400:]
     if after is not None:
         after = after[:400]
@@ -195,8 +208,15 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
     if "\n\n" in gap.replace("\r", "").replace(" ", "").replace("\t", ""):
         return True  # a paragraph break
     line_break = "\n" in gap or not gap_known
+    if after is not None and gap_known and not gap and before[-1] in _ENDERS and after[0].isalnum():
+        return False  # "7.2." | "2", "example." | "com": a stop inside a token ends no sentence
+    if _BARE_MARKER.fullmatch(last) and before.rstrip()[: -len(last)].rstrip(" \t").endswith("\n"):
+        return True  # a list marker alone on its line: the item after it starts a unit
     if line_break or after is None:
-        if _marked(last):
+        if _marked(last) and not (wrapped and after is not None and _continued_item(last, after)):
+            return True
+        if _FIELD_LINE.fullmatch(last) and _own_paragraph(before, last) and not (
+                after is not None and _continues_lower(after)):
             return True
         # a title-case "heading" the next chunk continues in lower case was a cut line
         if is_heading(last) and not (after is not None and _continues_lower(after)):
@@ -205,8 +225,11 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
         # on a function word or a number, or the next chunk continues it
         s = before.strip()
         nl = s.rfind("\n")
-        if nl > 0 and s[:nl].rstrip(" \t").endswith("\n") and _standalone_heading(s, nl, last) \
-                and not (after is not None and _continues_lower(after)):
+        if nl > 0 and s[:nl].rstrip(" \t").endswith("\n") and (
+                _standalone_heading(s, nl, last) or (last[-1:] in ")`*_]" and _standalone_heading(
+                    s, nl, _inline_text(last)))) and not (after is not None and _continues_lower(after)):
+            # the line read as text, its inline markup reduced: "[GitHub](https://...) -
+            # [Documentation](https://...)" is the title-like line "GitHub - Documentation"
             return True
     if after is not None:
         first, _ = _first_line(after)
@@ -217,6 +240,32 @@ def is_boundary(before: str, after: str | None, lang: str = "en", *, gap_known: 
         if line_break and last.endswith(("--", "—", ":")) and first[:1] in "\"„“«»":
             return True  # 'I said--' then a new paragraph of dialogue
     return ends_sentence(before, lang, after)
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*(?:\s[^)]*)?\)")
+
+
+def _inline_text(line: str) -> str:
+    """`line` with its inline Markdown reduced to text: links to their text, code spans and
+    emphasis to their content."""
+    t = _LINK.sub(lambda m: m.group(1), line)
+    return t.replace("`", "").replace("**", "").replace("__", "").strip("*_ ") or line
+
+
+def _continued_item(last: str, after: str) -> bool:
+    """A list item whose text the next line continues in lower case (a hard-wrapped item, its
+    continuation indented or not): the line break inside it is no unit boundary."""
+    if not _LIST_ITEM.match(last):
+        return False
+    first, _ = _first_line(after)
+    return _continues_lower(after) and not _marked(first)
+
+
+def _own_paragraph(before: str, last: str) -> bool:
+    """The last line of `before` is the text's first line or follows a blank line."""
+    s = before.rstrip()
+    head = s[: len(s) - len(last)].rstrip(" \t")
+    return not head.strip() or head.endswith("\n\n") or head.replace(" ", "").replace("\t", "").endswith("\n\n")
 
 
 def _continues_lower(after: str) -> bool:
@@ -236,7 +285,9 @@ def starts_sentence(head: str, lang: str = "en", *, connectives: bool = True) ->
     c = first[0]
     if c.islower():
         return bool(len(first) > 2 and first[1] in ".)" and _LIST_ITEM.match(first))
-    if c in ",;:.)]}»”’-–—…/&%" and not (c in "-–" and _LIST_ITEM.match(first)):
+    if c == ":" and _SHORTCODE_START.match(first):
+        return starts_sentence(first[_SHORTCODE_START.match(first).end():], lang, connectives=connectives)
+    if c in ",;:.)]}»”’-–—…/&%" and not (c in "-–:" and _LIST_ITEM.match(first)):
         return False
     if _structural(first):
         return True

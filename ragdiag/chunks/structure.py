@@ -34,15 +34,23 @@ import unicodedata
 #: a fence line: three or more backticks or tildes (indented up to three spaces, or any depth
 #: inside a list item or an admonition body)
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^`\s][^`]*)?$")
+_FENCE_START = re.compile(r"^[ \t]*(?:```|~~~)", re.M)
 #: a run of one punctuation character (at least three) opening the line
 _RUN = re.compile(r"([/!?:=*_+#^~\-|<>])\1{2,}|\.{4,}$")
 _ENCLOSED = (("{*", "*}"), ("{!", "!}"), ("{%", "%}"), ("{{", "}}"), ("<!--", "-->"), ("[[", "]]"),
              ("{#", "#}"))
-_DIRECTIVE = re.compile(r"(?:\[[^\]\s][^\]]*\]:\s*\S+(?:\s+[\"'(].*)?$|\[\^[^\]]+\]:|\.\.\s+[\w:-]+::|[a-z][\w-]*::\S*\[[^\]]*\]$|\[[\w ,.=\"'#%-]+\]$|"
+_DIRECTIVE = re.compile(r"(?:\[[^\]\s][^\]]*\]:\s*\S+(?:\s+[\"'(].*)?$|\[[^\]\s][^\]]*\]:$|\[\^[^\]]+\]:|\.\.\s+[\w:-]+::|[a-z][\w-]*::\S*\[[^\]]*\]$|\[[\w ,.=\"'#%-]+\]$|"
                         r"(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s|:{3,}\s*\{?\w|--8<--)")
 _ADMONITION_OPEN = re.compile(r"(?:!!!|\?\?\?\+?|///|:{3,}|===\+?)\s*\S")
 _HTML_LINE = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>.*</?[A-Za-z]?[\w-]*\s*>?$|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>$")
 _SHORTCODE = re.compile(r":[a-z0-9_+-]+:")
+_ALNUM = re.compile(r"[^\W_]")  # what str.isalnum() accepts
+_RST_OPENER = re.compile(r"\.\.\s+[\w-]+::\s*$|\.\.\s+(?:note|tip|warning|important|caution|danger|admonition|"
+                         r"seealso|attention|hint|error)::")
+_ATTR_OPENER = re.compile(r"\[(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION|source[^\]]*)\]$")
+_HUGO_OPENER = re.compile(r"\{\{[<%]\s*[a-z][\w-]*(?:\s[^/]*)?[%>]\}\}$")
+_JINJA_OPENER = re.compile(r"\{%\s*(?:block|if|for|tab|note|warning|raw)\b")
+_ENCLOSED_FIRST = frozenset(a[0] for a, _ in _ENCLOSED)
 _TAG = re.compile(r"</?\w[^<>]{0,80}>")
 _FOOTNOTE = re.compile(r"\[\^[^\]]{1,20}\]")
 _ATTR_LIST = re.compile(r"\{:?\s*[#.][^{}]{0,60}\}")
@@ -67,14 +75,13 @@ def fences(text: str) -> list[tuple[int, str, int, bool]]:
     out: list[tuple[int, str, int, bool]] = []
     if "```" not in text and "~~~" not in text:
         return out
-    pos = 0
-    for line in text.split("\n"):
-        c = line.lstrip()[:1]
-        if c in "`~" and c:
-            f = is_fence(line)
-            if f is not None:
-                out.append((pos, *f))
-        pos += len(line) + 1
+    # only a line whose run starts after spaces and tabs can be a fence (`_FENCE`)
+    for m in _FENCE_START.finditer(text):
+        pos = m.start()
+        end = text.find("\n", pos)
+        f = is_fence(text[pos:] if end < 0 else text[pos:end])
+        if f is not None:
+            out.append((pos, *f))
     return out
 
 
@@ -114,7 +121,9 @@ def is_markup_line(line: str) -> bool:
         return True
     if c == "<" and _HTML_LINE.match(s):
         return True
-    return not any(ch.isalnum() for ch in _SHORTCODE.sub("", s)) and _symbols_only(s)
+    if _ALNUM.search(s) is not None and (":" not in s or _ALNUM.search(_SHORTCODE.sub("", s)) is not None):
+        return False  # a letter or digit outside shortcodes: no decoration line
+    return _symbols_only(s)
 
 
 def _symbols_only(s: str) -> bool:
@@ -126,6 +135,8 @@ def _symbols_only(s: str) -> bool:
 def opens_markup(line: str) -> bool:
     """An include or template tag begun on this line and not closed on it (a cut inside it)."""
     s = line.strip()
+    if s[:1] not in _ENCLOSED_FIRST:
+        return False
     for a, b in _ENCLOSED:
         if s.startswith(a) and not s.endswith(b):
             return True
@@ -140,14 +151,14 @@ def is_opener(line: str) -> bool:
         return False
     if _ADMONITION_OPEN.match(s):
         return True
-    if re.match(r"\.\.\s+[\w-]+::\s*$|\.\.\s+(?:note|tip|warning|important|caution|danger|admonition|seealso|"
-                r"attention|hint|error)::", s):
+    c = s[0]
+    if c == "." and _RST_OPENER.match(s):
         return True
-    if re.match(r"\[(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION|source[^\]]*)\]$", s):
+    if c == "[" and _ATTR_OPENER.match(s):
         return True
-    if re.match(r"\{\{[<%]\s*[a-z][\w-]*(?:\s[^/]*)?[%>]\}\}$", s) and "{{< /" not in s and "{{% /" not in s:
+    if c == "{" and _HUGO_OPENER.match(s) and "{{< /" not in s and "{{% /" not in s:
         return True
-    return bool(re.match(r"\{%\s*(?:block|if|for|tab|note|warning|raw)\b", s))
+    return c == "{" and _JINJA_OPENER.match(s) is not None
 
 
 def strip_closing(s: str) -> str:
