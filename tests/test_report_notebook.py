@@ -288,7 +288,9 @@ def test_no_near_empty_pages(english):
     # one roadmap instead of a "what to do" list per check, one evidence table and at most four
     # effects per section, the rest in full in appendix A (15 pages of 62 when it was measured)
     assert appendix - 1 <= 31 // 2, (appendix, words)
-    assert len(words) < 64
+    # the appendix holds everything the body leaves out: 62 pages when issue 28 measured it, 65
+    # after the wave's other merges (more effects and tables in appendix A); a bound against bloat
+    assert len(words) < 68
 
 
 def test_html_hides_code(english):

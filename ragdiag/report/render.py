@@ -522,8 +522,10 @@ def render_check(finding: Any, spec: Any, lang: str = "en", *, number: int | Non
     if finding.effects:
         effects = list(finding.effects)
         if number is not None and len(effects) > BODY_EFFECTS:
-            # the significant ones first (in the check's order), the whole table in appendix A
-            effects = sorted(effects, key=lambda e: not (e.significant and e.improves))[:BODY_EFFECTS]
+            # the one page 1 and the roadmap lead with (`best_effect`) first, then the significant
+            # ones (in the check's order); the whole table in appendix A
+            best = best_effect(finding)
+            effects = sorted(effects, key=lambda e: (e is not best, not (e.significant and e.improves)))[:BODY_EFFECTS]
             parts.append(_effects_html(effects, lang, more=_t("effects_more", lang, shown=BODY_EFFECTS,
                                                                total=len(finding.effects), n=number)))
         else:
