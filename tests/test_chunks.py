@@ -214,8 +214,15 @@ def test_citation_needs_a_page_only_where_the_documents_have_pages():
                  fields=fields)
     assert md.missing_citation == 0 and md.metadata_present["page"] == 0.0
     no_section = analyse([rec("A-1", "One sentence.", doc="guide.md", section=None),
-                          rec("A-2", "Two.", doc="https://x.org/guide#install", pos=1, section=None)], fields=fields)
-    assert no_section.missing_citation == 1 and no_section.citation_lacking == {"section or anchor": 1}
+                          rec("A-2", "Two.", doc="guide.md", pos=1, section=None),
+                          rec("B-1", "One sentence.", doc="https://x.org/guide#install", section=None),
+                          rec("B-2", "Two.", doc="https://x.org/guide#install", pos=1, section=None)], fields=fields)
+    assert no_section.missing_citation == 2 and no_section.citation_lacking == {"section or anchor": 2}
+    assert {k for k, _ in no_section.examples["missing_citation"]} == {"A-1", "A-2"}
+    # a document held in one chunk is cited by its id: there is no place inside it to name
+    whole = analyse([rec("W-1", "A whole document.", doc="guide.md", section=None),
+                     rec("V-1", "Another whole one.", doc="notes.md", section=None)], fields=fields)
+    assert whole.missing_citation == 0
     pdf = analyse([rec("A-1", "One sentence.", doc="guide.pdf"), rec("A-2", "Two.", doc="guide.pdf", pos=1)],
                   fields=fields)
     assert pdf.missing_citation == 2 and pdf.citation_lacking == {"page": 2}
@@ -352,10 +359,11 @@ def test_fields_from_an_integrated_vectorization_schema():
     f = ChunkFields.from_schema(schema)
     assert (f.key, f.content, f.doc_id, f.parent_id, f.page, f.position, f.level) == \
         ("chunk_id", "chunk", None, "parent_id", None, None, None)
-    records = [{"chunk_id": "x1", "parent_id": "doc1", "chunk": "A whole sentence."}]
+    records = [{"chunk_id": "x1", "parent_id": "doc1", "chunk": "A whole sentence."},
+               {"chunk_id": "x2", "parent_id": "doc1", "chunk": "Another whole sentence."}]
     r = analyse(records, fields=f)
     assert r.metadata_present["document id"] == 1.0  # the parent id stands in
-    assert r.missing_citation == 1  # no page, no position
+    assert r.missing_citation == 2  # two chunks of one document: no page, no section names either
 
 
 # ---- answers across boundaries ----------------------------------------------------------------------

@@ -450,14 +450,16 @@ class _Analyser:
     def _cite(self, cites: list[tuple[str, bool, bool, bool, bool]]) -> None:
         """Citation metadata of one document's chunks, by what the corpus has: the document id,
         and the page where the document has pages (its name says so, or another of its chunks has
-        a page), else the section or a URL anchor (Markdown, web pages). A position orders chunks
-        but cites nothing."""
+        a page), else the section or a URL anchor (Markdown, web pages), unless the document is one
+        chunk. A position orders chunks but cites nothing."""
         paged = any(c[2] or c[4] for c in cites) or (self.f.page is not None and not self.f.section_title)
+        # a document held in one chunk is cited by its id: there is no place inside it to name
+        whole = len(cites) == 1
         for key, has_doc, has_page, has_place, _ in cites:
             what = [] if has_doc else ["document id"]
             if paged and not has_page:
                 what.append("page")
-            elif not paged and not has_place:
+            elif not paged and not has_place and not whole:
                 what.append("section or anchor")
             if what:
                 self.missing_citation += 1
