@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -24,7 +25,11 @@ from ragdiag.model.schema import (
 
 
 class FakeEmbedder:
-    """Maps known texts to fixed vectors; unknown texts to a hash-seeded vector."""
+    """Maps known texts to fixed vectors; unknown texts to a vector seeded by a stable digest.
+
+    Not Python's ``hash()``: it is salted per process (PYTHONHASHSEED), so a test would draw
+    different vectors on every run and pass or fail by chance.
+    """
 
     model_id = "fake-embedder"
 
@@ -37,7 +42,7 @@ class FakeEmbedder:
         if text in self.table:
             v = self.table[text]
         else:
-            rng = np.random.default_rng(abs(hash(text)) % (2**32))
+            rng = np.random.default_rng(zlib.crc32(text.encode("utf-8")))
             v = rng.normal(size=self.dim).astype(np.float32)
         n = np.linalg.norm(v)
         return v / n if n else v

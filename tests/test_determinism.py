@@ -35,7 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 ROOT = Path(__file__).resolve().parents[1]
 _SWITCHES = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR", "FAISS_SIMD_LEVEL", "FAISS_OPT_LEVEL",
              "NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-             "OPENBLAS_NUM_THREADS", "RAGDIAG_TORCH_THREADS")
+             "OPENBLAS_NUM_THREADS", "RAGDIAG_TORCH_THREADS", "PYTHONHASHSEED")
 SETTINGS: dict[str, dict[str, str]] = {
     # the machine's widest paths (AVX-512 where the CPU has it), two threads
     "widest, 2 threads": {"OMP_NUM_THREADS": "2", "RAGDIAG_TORCH_THREADS": "2"},
@@ -77,6 +77,9 @@ def runs(tmp_path_factory):
     for i, (name, settings) in enumerate(SETTINGS.items()):
         env = {k: v for k, v in os.environ.items() if k not in _SWITCHES}
         env.update(settings)
+        # a different string-hash salt in every run: set or dict order that leaked into a
+        # ranking or a table would show as a difference here
+        env["PYTHONHASHSEED"] = str(101 + i)
         env.update({"RAGDIAG_CACHE": str(folder / f"cache{i}"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
         findings, probe = folder / f"findings{i}.json", folder / f"probe{i}.json"
         proc = subprocess.run([sys.executable, "-m", "tests.determinism_world", str(config), str(findings),
