@@ -21,8 +21,8 @@ records (`check`) and on the findings of a code-only audit of the snapshot
 (`check_findings`: status, headline, evidence rows by key, locations), with
 wrong passes of acl_trimming and context_budgets counted apart (`wrong_pass`).
 Repositories with `held_out: phase2` are totalled apart from the development set, and so are those
-with `held_out: wave4` (applications new to the project in wave 4, issue 25) and `held_out: wave5` (a
-second set new to the project, issue 25's second first pass).
+with `held_out: wave4` (applications new to the project in wave 4, issue 25), `held_out: wave5` (a
+second set new to the project, issue 25's second first pass) and `held_out: wave6` (the third first pass).
 """
 
 from __future__ import annotations
@@ -682,13 +682,15 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _groups(results: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    dev = [r for r in results if r.get("held_out") not in ("phase2", "wave4", "wave5")]
+    dev = [r for r in results if r.get("held_out") not in ("phase2", "wave4", "wave5", "wave6")]
     held = [r for r in results if r.get("held_out") == "phase2"]
     new = [r for r in results if r.get("held_out") == "wave4"]
     new5 = [r for r in results if r.get("held_out") == "wave5"]
+    new6 = [r for r in results if r.get("held_out") == "wave6"]
     return [(name, rs) for name, rs in (("development set", dev), ("held out (phase 2)", held),
                                         ("new to the project (wave 4)", new),
-                                        ("new to the project (wave 5)", new5)) if rs]
+                                        ("new to the project (wave 5)", new5),
+                                        ("new to the project (wave 6)", new6)) if rs]
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -737,7 +739,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
         if "facts" not in r:
             out.append(f"#### {r['repo']}\n\n{r.get('error', '')}\n")
             continue
-        tag = {"phase2": " (held out)", "wave4": " (new, wave 4)", "wave5": " (new, wave 5)"}.get(r.get("held_out") or "", "")
+        tag = {"phase2": " (held out)", "wave4": " (new, wave 4)", "wave5": " (new, wave 5)",
+               "wave6": " (new, wave 6)"}.get(r.get("held_out") or "", "")
         out.append(f"#### {r['repo']} (`{r['commit'][:10]}`){tag}\n")
         out.append("| fact | scanner | checks | what the finding says |")
         out.append("|---|---|---|---|")
