@@ -44,6 +44,11 @@ _PLACEHOLDER = re.compile(r"%\((\w+)\)s|(?<![:\w]):([A-Za-z_]\w*)|\$(\d+)|%s|\?"
 _SESSION = re.compile(r"\bsession\b|current_user|\bg\.user|\btoken\b|claims|identity|\bauth\w*|\blogin\b|"
                       r"request\.user\b|request\.state\.user", re.I)
 _LOGIN_ON_REQUEST = re.compile(r"request\.(state\.)?user\b|request\.auth\b")
+#: FastAPI parameter defaults that take the value from the request as sent (never verified).
+_REQUEST_PARAMS = frozenset({"Header", "Query", "Body", "Cookie", "Form"})
+#: A dependency that checks what it reads: its result is the login, not request data.
+_VERIFIES = re.compile(r"jwt\.decode|decode_token|verify|validate_token|get_current_user\b|oauth2_scheme|"
+                       r"HTTPBearer|id_token", re.I)
 _WHERE = re.compile(r"\bwhere\b(.*?)(?:\bgroup\s+by\b|\border\s+by\b|\blimit\b|$)", re.I | re.S)
 
 
@@ -64,7 +69,10 @@ def security_placeholder(sql: str) -> tuple[str, str, int | None] | None:
         qualified = {q.lower() for q in re.findall(r"\b(\w+)\s*\.\s*\w+", clause)}
         if not (_SECURITY_COL.search(clause) or qualified & acl_aliases):
             continue
-        p = _PLACEHOLDER.search(clause)
+        # `?|`, `?&` (and `?` beside `$n` placeholders) are JSONB operators, not positional placeholders
+        dollar = re.search(r"\$\d", sql) is not None
+        p = next((x for x in _PLACEHOLDER.finditer(clause) if x.group(0) != "?" or not (
+            dollar or clause[x.end():x.end() + 1] in ("|", "&"))), None)
         if p is None:
             continue
         if p.group(1) or p.group(2):
@@ -237,6 +245,12 @@ class SqlSimilaritySites:
         else:
             texts += assigned
         args = [a.arg for a in func.args.posonlyargs + func.args.args]
+        texts += self._param_request_data(node.id, func)
+        assigns, _ = self.mod.locals_of(func)  # a local computed from such a parameter (json.dumps(roles))
+        for e in assigns.get(node.id, ()):
+            for sub in ast.walk(e.value) if e.value is not None else ():
+                if isinstance(sub, ast.Name) and sub.id != node.id:
+                    texts += self._param_request_data(sub.id, func)
         if node.id in args and len(texts) == 1:
             pos = args.index(node.id)
             for call, _qual, caller, _cls in self.calls:
@@ -251,6 +265,29 @@ class SqlSimilaritySites:
                     if isinstance(arg, ast.Name) and caller is not None:
                         texts += self._assigned(arg.id, caller)
         return texts
+
+    def _param_request_data(self, name: str, func: Any, depth: int = 0) -> list[str]:
+        """A parameter the web framework fills from the request: ``request.headers[...]`` for a FastAPI
+        `Header(...)` / `Query` / `Body` / `Cookie` / `Form` default, and for `Depends(dep)` whatever `dep`'s own
+        parameters are, unless `dep` verifies what it reads (a token decoded or validated: the login)."""
+        param = next((p for p in self.mod.params_of(func) if p.name == name), None)
+        default = param.default if param is not None else None
+        if not isinstance(default, ast.Call):
+            return []
+        kind = callee_name(default) or ""
+        if kind in _REQUEST_PARAMS:
+            return [f"request.{kind.lower()}s[{name!r}]"]
+        if kind != "Depends" or not default.args or depth > 1:
+            return []
+        dep = callee_name(default.args[0]) if isinstance(default.args[0], ast.Call) else (
+            default.args[0].id if isinstance(default.args[0], ast.Name) else None)
+        target = next((f for _q, f, _c in getattr(self, "functions", ()) if f.name == dep), None)
+        if target is None or _VERIFIES.search(unparse(target, 4000)):
+            return []
+        out: list[str] = []
+        for p in self.mod.params_of(target):
+            out += self._param_request_data(p.name, target, depth + 1)
+        return out
 
     def _assigned(self, name: str, func: Any) -> list[str]:
         assigns, _ = self.mod.locals_of(func)

@@ -10,11 +10,15 @@ from typing import Any
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.core import security_fields, security_filter_site
 from ragdiag.codescan.prompts import prompt_rules
-from ragdiag.codescan.python_index import unparse
+from ragdiag.codescan.python_index import callee_name, unparse
+from ragdiag.codescan.python_sql import SQL_EXEC
 from ragdiag.codescan.values import Val, lit, unknown
 
 _SQL_RE = re.compile(r"<->|<=>|<#>|cosine_distance")
 _SQL_KEYWORDS = re.compile(r"\b(select|order\s+by|limit)\b", re.I)
+#: Calls that show or log a string: an SQL text passed only to one of them is never sent.
+_SHOWN = frozenset({"print", "code", "markdown", "write", "caption", "text_area", "echo", "debug", "info",
+                    "warning", "error", "exception", "log", "pprint"})
 
 
 class StringSites:
@@ -33,6 +37,11 @@ class StringSites:
         ctx = self.ctx(func, cls)
         v = self.r.resolve(node, ctx)
         text, _ = C.text_of(v, "python")
+        use = self._sql_use(node, func) if is_sql else None
+        if use == "dead":
+            is_sql = False
+            if not is_security:
+                return
         if is_sql:
             params: dict[str, Val] = {}
             m = re.search(r"\blimit\s+(\d+)", text, re.I)
@@ -49,7 +58,10 @@ class StringSites:
                 clause = re.search(r"\bwhere\b(.*?)(?:\border\s+by\b|\blimit\b|$)", text, re.I | re.S)
                 params["filter"] = Val("scalar", " ".join(clause.group(1).split()) if clause else "", False,
                                        "sql where", ", ".join(where), fstring=bool(where), vars=tuple(where))
-            self.out.search_calls.append(self.site("sql_similarity", node, qual, params, {}, None, "sql"))
+            sent = use if isinstance(use, ast.Call) else node
+            self._cur = (func, cls, sent)  # the results are what the executing call returns
+            self.out.search_calls.append(self.site("sql_similarity", sent, qual, params, {}, None, "sql"))
+            self._cur = (func, cls, node)
         if not is_security:
             return
         related: dict[str, list[str]] = {var: [var] for var in v.vars}
@@ -65,6 +77,33 @@ class StringSites:
         self.out.security_filters.append(security_filter_site(
             self.rel, node.lineno, qual, unparse(node, 300), text, tuple(v.vars), related,
             security_fields(own, source), "python"))
+
+    def _sql_use(self, node: ast.AST, func: Any) -> ast.Call | str | None:
+        """Where an SQL string is sent: the `execute`/`fetch` call running the local it is assigned to (the
+        site is that call), ``"dead"`` when it is never sent (a local nothing reads, or a string only shown or
+        logged: `st.code(sql)`, `print(sql)`), None when its use is not known (it stays a site at the string:
+        passed to a helper or composed into a larger query)."""
+        body = func if func is not None else self.mod.tree
+        nodes = self.mod.nodes_of(body)
+        for call in nodes.get(ast.Call, ()):
+            if any(a is node for a in call.args) or any(k.value is node for k in call.keywords):
+                return "dead" if (callee_name(call) or "") in _SHOWN else None
+        target = next((a.targets[0].id for a in nodes.get(ast.Assign, ()) if a.value is node
+                       and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)), None)
+        if target is None:
+            return None
+        reads = [n for n in nodes.get(ast.Name, ()) if n.id == target and isinstance(n.ctx, ast.Load)]
+        if not reads:
+            return "dead"
+        for call in nodes.get(ast.Call, ()):
+            if (callee_name(call) or "") not in SQL_EXEC or not call.args:
+                continue
+            first = call.args[0]
+            if isinstance(first, ast.Call) and (callee_name(first) or "") == "text" and first.args:
+                first = first.args[0]
+            if isinstance(first, ast.Name) and first.id == target:
+                return call
+        return None
 
     def _fulltext_limit(self, func: Any) -> int | None:
         """The LIMIT of a full-text SQL query (`to_tsvector`, `@@`, `ts_rank`) in the same function: the text pool."""
