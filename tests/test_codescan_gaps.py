@@ -168,3 +168,111 @@ def test_a_search_site_whose_body_is_unknown_has_no_absent_filter(tmp_path):
     opaque = next(s for s in scan.search_calls if s.function == "ask")
     assert opaque.params["body"].outcome == "unresolved"
     assert not [d for d in scan.drift() if d.kind == "security_clause"]  # unknown is not "absent"
+
+
+# ---- retrieved content no search is traced into (wave 6) ------------------------------------------------------
+
+GRAPH_STATE = {
+    "src/retrieval.ts": """
+        import { FaissStore } from "@langchain/community/vectorstores/faiss";
+        import { OpenAIEmbeddings } from "@langchain/openai";
+
+        export async function makeRetriever() {
+          const store = await FaissStore.load("idx", new OpenAIEmbeddings());
+          return store.asRetriever({ k: 4 });
+        }
+        """,
+    "src/graph.ts": """
+        import { ChatOpenAI } from "@langchain/openai";
+        import { makeRetriever } from "./retrieval.js";
+
+        async function retrieve(state: any) {
+          const retriever = await makeRetriever();
+          return { retrievedDocs: await retriever.invoke(state.query) };
+        }
+
+        async function respond(state: any) {
+          const model = new ChatOpenAI({ model: "gpt-4o-mini" });
+          const docs = state.retrievedDocs.map((d: any) => d.pageContent).join("\\n");
+          return { messages: [await model.invoke([{ role: "system", content: `Answer from: ${docs}` }])] };
+        }
+        """,
+}
+
+
+def test_retrieved_content_reaching_a_prompt_through_graph_state_is_unresolved_not_unbounded(specs, tmp_path):
+    scan = scan_path(app(tmp_path, GRAPH_STATE))
+    (call,) = [c for c in scan.llm_calls if c.file == "src/graph.ts"]
+    assert call.retrieved_context and call.context_unresolved and not call.context_from
+    assert any(g.kind == "unresolved_context" and g.file == "src/graph.ts" for g in scan.gaps)
+    assert call not in scan.unbounded_llm_calls()
+    f = run(specs, "context_budgets", tmp_path)
+    assert f.status != "pass" and not [loc for loc in f.locations if loc.file == "src/graph.ts"
+                                       and loc.message_msg is not None and loc.message_msg.id.endswith("loc_unbounded")]
+
+
+def test_retrieved_content_traced_to_its_search_keeps_its_verdict(specs, tmp_path):
+    # sound variant: the same prompt filled in the function that searches is traced (bounded by the count 4)
+    traced = {"src/graph.ts": """
+        import { ChatOpenAI } from "@langchain/openai";
+        import { FaissStore } from "@langchain/community/vectorstores/faiss";
+        import { OpenAIEmbeddings } from "@langchain/openai";
+
+        export async function respond(question: string) {
+          const store = await FaissStore.load("idx", new OpenAIEmbeddings());
+          const retrievedDocs = await store.similaritySearch(question, 4);
+          const docs = retrievedDocs.map((d: any) => d.pageContent).join("\\n");
+          const model = new ChatOpenAI({ model: "gpt-4o-mini" });
+          return model.invoke([{ role: "system", content: `Answer from: ${docs}` }]);
+        }
+        """}
+    scan = scan_path(app(tmp_path, traced))
+    (call,) = scan.llm_calls
+    assert call.retrieved_context and not call.context_unresolved and call.context_from
+
+
+REDUCED_STATE = {
+    "app/state.py": """
+        import operator
+        from dataclasses import dataclass, field
+        from typing import Annotated
+
+
+        @dataclass
+        class State:
+            documents: Annotated[list, operator.add] = field(default_factory=list)
+        """,
+    "app/graph.py": """
+        from langchain_openai import ChatOpenAI
+        from langgraph.graph import StateGraph
+        from app.state import State
+
+
+        def retrieve(state: State):
+            return {"documents": retriever.invoke(state.question)}
+
+
+        def respond(state: State):
+            context = "\\n".join(d.page_content for d in state.documents)
+            model = ChatOpenAI(model="gpt-4o-mini")
+            messages = [{"role": "system", "content": f"Answer from: {context}"}, {"role": "user", "content": state.question}]
+            return {"messages": [model.invoke(messages)]}
+
+
+        retriever = vectorstore.as_retriever(search_kwargs={"k": 4})
+        graph = StateGraph(State).add_node("retrieve", retrieve).add_node("respond", respond).compile()
+        """,
+}
+
+
+def test_graph_state_documents_with_a_reducer_accumulate_so_the_prompt_is_unbounded(tmp_path):
+    scan = scan_path(app(tmp_path, REDUCED_STATE))
+    (call,) = scan.llm_calls
+    assert call.retrieved_context and not call.context_unresolved and "reducer" in call.bound_evidence
+    assert call in scan.unbounded_llm_calls()
+    # sound variant: the same field without a reducer is replaced per step: its size is not known, no verdict
+    plain = dict(REDUCED_STATE, **{"app/state.py": REDUCED_STATE["app/state.py"].replace(
+        "Annotated[list, operator.add]", "list")})
+    scan = scan_path(app(tmp_path / "plain", plain))
+    (call,) = scan.llm_calls
+    assert call.context_unresolved and call not in scan.unbounded_llm_calls()

@@ -304,3 +304,38 @@ def test_a_retriever_beside_its_store_adds_no_second_delegated_row(tmp_path):
     )
     rows = [d for d in scan(tmp_path, {"src/r.ts": src}).delegated if d.file == "src/r.ts"]
     assert len(rows) == 1 and rows[0].store == "FaissStore"
+
+
+RETRIEVER = """
+import { Client } from "@elastic/elasticsearch";
+import { ElasticVectorSearch } from "@langchain/community/vectorstores/elasticsearch";
+import { OpenAIEmbeddings } from "@langchain/openai";
+
+export async function makeRetriever(userId: string, extra: Record<string, any>) {
+  const store = new ElasticVectorSearch(new OpenAIEmbeddings(), { client: new Client({}), indexName: "docs" });
+  const filter = { ...extra, user_id: userId };
+  return store.asRetriever({ filter });
+}
+"""
+
+
+def test_a_langchain_store_imported_from_its_vectorstores_module_gets_the_library_default_k(tmp_path):
+    (site,) = scan(tmp_path, {"src/r.ts": RETRIEVER}).search_calls
+    assert (site.kind, site.params["k"].value, site.params["k"].source) == ("langchain", 4, "library_default:langchain")
+    # sound variant: a class of the app's own of the same shape is no library store: k stays unresolved
+    own = RETRIEVER.replace('import { ElasticVectorSearch } from "@langchain/community/vectorstores/elasticsearch";',
+                            'import { ElasticVectorSearch } from "./our-search";')
+    (site,) = scan(tmp_path / "own", {"src/r.ts": own}).search_calls
+    assert site.params["k"].resolved is False
+
+
+def test_a_framework_filter_object_with_a_security_key_is_trimming(tmp_path):
+    got = scan(tmp_path, {"src/r.ts": RETRIEVER})
+    assert [(a.mechanism, a.file) for a in got.acl_sites] == [("framework_filter", "src/r.ts")]
+    # nested (MongoDB's preFilter) counts too; a filter on a content field does not
+    nested = RETRIEVER.replace("const filter = { ...extra, user_id: userId };",
+                               "const filter = { preFilter: { user_id: { $eq: userId } } };")
+    assert [a.mechanism for a in scan(tmp_path / "n", {"src/r.ts": nested}).acl_sites] == ["framework_filter"]
+    content = RETRIEVER.replace("const filter = { ...extra, user_id: userId };",
+                                "const filter = { ...extra, category: userId };")
+    assert scan(tmp_path / "c", {"src/r.ts": content}).acl_sites == ()

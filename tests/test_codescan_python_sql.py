@@ -178,3 +178,84 @@ def test_a_header_sent_only_when_a_token_is_present_fails_open_when_the_token_ca
     sound = scan_path(tree(tmp_path / "s", {"app.py": HEADER.format(
         on_failure='raise PermissionError("no user token: refusing to search untrimmed")')}))
     assert [fo.kind for fo in sound.fail_open] == ["dropped_when_absent"]
+
+
+# ---- where an SQL similarity query is sent (wave 6) -------------------------------------------------------
+
+SENT_AND_UNSENT = """
+    import streamlit as st
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+
+    @app.post("/ask")
+    async def ask(q: str):
+        draft = '''SELECT id FROM chunks ORDER BY embedding <=> $1::vector LIMIT 9'''
+        query = '''
+            SELECT id, content
+            FROM chunks
+            ORDER BY embedding <=> $1::vector
+            LIMIT 4
+        '''
+        async with pool.acquire() as conn:
+            rows = await conn.fetch(query, embed(q))
+        return answer(rows)
+
+
+    st.code("SELECT id FROM chunks ORDER BY embedding <=> query_vector LIMIT 3", language="sql")
+    """
+
+
+def test_an_sql_string_is_a_site_where_it_is_executed_and_no_site_when_never_sent(tmp_path):
+    scan = scan_path(tree(tmp_path, {"app.py": SENT_AND_UNSENT}))
+    sites = [s for s in scan.search_calls if s.kind == "sql_similarity"]
+    # the executed query is the fetch call (line 18), with its LIMIT; the unused draft and the SQL only shown
+    # on the page are no sites
+    assert [(s.line, s.params["k"].value) for s in sites] == [(18, 4)]
+    # sound variant: the same draft, once executed, is a site too
+    sent = SENT_AND_UNSENT.replace("rows = await conn.fetch(query, embed(q))",
+                                   "rows = await conn.fetch(query, embed(q)) + await conn.fetch(draft, embed(q))")
+    scan = scan_path(tree(tmp_path / "sent", {"app.py": sent}))
+    assert sorted(s.params["k"].value for s in scan.search_calls if s.kind == "sql_similarity") == [4, 9]
+
+
+ROLES = """
+    import json
+    from typing import List, Optional
+    from fastapi import Depends, FastAPI, Header
+
+    app = FastAPI()
+
+
+    async def caller_roles(x_user_roles: Optional[str] = Header(default='["reader"]')) -> List[str]:
+        return json.loads(x_user_roles)
+
+
+    @app.post("/ask")
+    async def ask(q: str, roles: List[str] = Depends(caller_roles)):
+        roles_json = json.dumps(roles)
+        sql = '''SELECT id, content FROM docs
+                 WHERE allowed_roles ?| ARRAY(SELECT jsonb_array_elements_text($2::jsonb))
+                 ORDER BY embedding <=> $1::vector LIMIT 3'''
+        async with pool.acquire() as conn:
+            return await conn.fetch(sql, embed(q), roles_json)
+    """
+
+
+def test_roles_from_an_unverified_request_header_are_ids_from_the_request(specs, tmp_path):
+    scan = scan_path(tree(tmp_path, {"app.py": ROLES}))
+    (site,) = scan.acl_sites
+    # `?|` is the JSONB operator: the clause binds $2 (the roles), not $1 (the embedding)
+    assert site.mechanism == "sql_where" and "x_user_roles" in site.detail and "(request)" in site.detail
+    assert [f.kind for f in scan.fail_open] == ["ids_from_request"]
+    assert acl(specs, tmp_path).status == "fail"
+
+
+def test_roles_from_a_dependency_that_verifies_a_token_are_the_login(specs, tmp_path):
+    verified = ROLES.replace("return json.loads(x_user_roles)",
+                             "return jwt.decode(x_user_roles, KEY, algorithms=['RS256'])['roles']")
+    scan = scan_path(tree(tmp_path, {"app.py": verified}))
+    (site,) = scan.acl_sites
+    assert site.mechanism == "sql_where" and "(request)" not in site.detail
+    assert scan.fail_open == ()

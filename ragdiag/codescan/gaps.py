@@ -76,7 +76,40 @@ def _count(site: SearchCallSite) -> tuple[int | None, str, str]:
     return None, "no top or k passed", ""
 
 
-def trace_context(llm_calls: list[Any], sites: list[SearchCallSite]) -> tuple[list[Any], list[Gap]]:
+_STATE_READ = re.compile(r"\bstate\s*(?:\.\s*(\w+)|\[\s*[\"'](\w+)[\"']\s*\])")
+
+
+def _state_reducer(project: Any, c: Any) -> str:
+    """Where a graph-state field the prompt's function reads is declared with a reducer (`documents:
+    Annotated[list[Document], reduce_docs]`, LangGraph.js `Annotation<T>({reducer})`): it accumulates over the
+    graph's steps, so no per-search count bounds it. "" when none is (or the file cannot be read)."""
+    text = project.read_text(c.file) if project is not None else None
+    if not text:
+        return ""
+    lines = text.splitlines()
+    start = c.line - 1
+    while start > 0 and not re.match(r"\s*(async\s+)?(def|function)\b|\s*(export\s+)?(async\s+)?function\b",
+                                     lines[start]):
+        start -= 1
+    fields = {a or b for a, b in _STATE_READ.findall("\n".join(lines[start:c.line]))}
+    if not fields:
+        return ""
+    for rel in project.files:
+        if not rel.endswith((".py", ".ts", ".js")):
+            continue
+        src = project.read_text(rel) or ""
+        if "Annotated[" not in src and "reducer" not in src:
+            continue
+        for f in sorted(fields):
+            m = re.search(rf"^\s*{f}\s*:\s*Annotated\[[^\n]*,\s*[\w.]+\s*\]", src, re.M) or \
+                re.search(rf"\b{f}\s*:\s*Annotation<[^\n]*>\(\s*\{{[^}}]*\breducer\b", src, re.S)
+            if m:
+                return f"the graph state's {f} ({rel}:{src.count(chr(10), 0, m.start()) + 1}) has a reducer"
+    return ""
+
+
+def trace_context(llm_calls: list[Any], sites: list[SearchCallSite],
+                  project: Any = None) -> tuple[list[Any], list[Gap]]:
     """Follow each model call's prompt back to the searches that fill it (here and one call away, across
     files); a prompt filled by searches of a fixed result count is bounded by count (`count_bound`),
     one whose count the request sets or that grows over a loop of searches is not, and a count the
@@ -98,6 +131,20 @@ def trace_context(llm_calls: list[Any], sites: list[SearchCallSite]) -> tuple[li
         for name in c.context_calls:
             found += [s for s in by_func.get(name, ()) if s.location not in c.context_from]
         found = list({s.location: s for s in found}.values())
+        if not found and c.retrieved_context and sites and not (c.context_bounded or c.context_accumulated
+                                                                or c.context_unresolved):
+            # retrieved content by its name (`retrievedDocs`, `docs`) that no search of the tree is traced into (graph
+            # state, a store read elsewhere): how many results it holds is not known, so neither bound nor its absence
+            grows = _state_reducer(project, c)
+            if grows:  # what the searches add accumulates over the graph's steps: no count bounds the prompt
+                out.append(dataclasses.replace(c, bound_evidence=f"{grows}: the retrieved documents accumulate over "
+                                                                 f"the graph's steps, no count bounds them"[:300]))
+                continue
+            why = "retrieved content reaches the prompt by a path not traced to any search call site: its size is not known"
+            out.append(dataclasses.replace(c, context_unresolved=why, bound_evidence=why))
+            gaps.append(Gap(file=c.file, line=c.line, kind="unresolved_context", function=c.function, detail=why,
+                            site=c.location, language=c.language, cell=c.cell))
+            continue
         if not found:
             out.append(c)
             continue

@@ -118,6 +118,7 @@ class SearchSites:
                                             text(node)[:120])
             self.out.search_calls.append(self.site("llamaindex" if llama else "langchain", node, qual, params, {},
                                                    None, name))
+            self._js_acl(self.out.search_calls[-1], node, qual)
             if not any(d.file == self.rel for d in self.out.delegated):
                 # a retriever or query engine the framework runs over an index built elsewhere: the framework
                 # builds the search (delegated), with the settings this call passes
@@ -273,8 +274,19 @@ class SearchSites:
 
     def _js_store_name(self, name: str) -> bool:
         """A LangChain.js / LlamaIndex.TS vector store class (`FaissStore`, `AzureCosmosDBNoSQLVectorStore`...)."""
-        return (self.langchain or self.llamaindex) and name[:1].isupper() and name.endswith(("VectorStore", "Store")) \
-            and not name.endswith(("DocumentStore", "DocStore", "ChatMessageStore", "KVStore", "ByteStore"))
+        if not ((self.langchain or self.llamaindex) and name[:1].isupper()) or name.endswith(
+                ("DocumentStore", "DocStore", "ChatMessageStore", "KVStore", "ByteStore")):
+            return False
+        suffix = name.endswith(("VectorStore", "Store", "VectorSearch"))
+        # where the file imports the class from decides: the framework's packages (any class of its vector-store
+        # modules, `@langchain/community/vectorstores/x`), or the app's own module (no library store, whatever
+        # its name); a class not imported here is judged by its name
+        m = re.search(r"import\s*\{[^}]*\b" + re.escape(name) + r"\b[^}]*\}\s*from\s*['\"]([^'\"]+)['\"]", self.source)
+        if m is None:
+            return suffix
+        path = m.group(1)
+        framework = path.startswith(("@langchain/", "langchain/", "@llamaindex/", "llamaindex")) or path == "langchain"
+        return framework and (suffix or "vectorstores" in path or "vector_stores" in path)
 
     def _js_retrieves(self) -> bool:
         """Does this file retrieve from a store (a store built or loaded only to be filled is ingestion)?"""
@@ -347,9 +359,12 @@ class SearchSites:
         if qsa is not None:
             mechanisms.append(("query_source_authorization", qsa.expression or "x-ms-query-source-authorization"))
         f = site.params.get("filter")
+        # a framework's metadata filter is an object: a security-named key at any depth (`{preFilter: {user_id:
+        # {$eq: id}}}`) trims as an OData clause does
+        mech = "framework_filter" if site.kind in ("langchain", "llamaindex") else "odata_filter"
         if f is not None and (C.SECURITY_FILTER_RE.search(str(f.value or "")) or C.SECURITY_NAME_RE.search(
-                f.expression or "")):
-            mechanisms.append(("odata_filter", str(f.value or f.expression)[:200]))
+                f.expression or "") or _security_key(f.value)):
+            mechanisms.append((mech, str(f.value or f.expression)[:200]))
         for mech, detail in mechanisms:
             self.out.acl_sites.append(AclSite(
                 file=self.rel, line=site.line, function=site.function, mechanism=mech, detail=detail,
@@ -420,3 +435,8 @@ class SearchSites:
                                                is_async))
 
 
+def _security_key(value: Any, depth: int = 0) -> bool:
+    """Does a filter object hold a security-named key (`user_id`, `allowed_groups`) at any depth?"""
+    if not isinstance(value, dict) or depth > 3:
+        return False
+    return any(C.SECURITY_FIELD_RE.match(str(k)) or _security_key(v, depth + 1) for k, v in value.items())

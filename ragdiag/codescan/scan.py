@@ -242,7 +242,7 @@ def _scan_path(root: str | os.PathLike[str], max_file_bytes: int, workers: int, 
 
     from ragdiag.codescan.gaps import derive_gaps, trace_context
 
-    llm_calls, context_gaps = trace_context(_through_wrappers(merged), merged.search_calls)
+    llm_calls, context_gaps = trace_context(_through_wrappers(merged), merged.search_calls, project)
     gaps = [*merged.gaps, *derive_gaps(project, merged.search_calls, merged.skipped), *context_gaps]
 
     return CodeScan(
