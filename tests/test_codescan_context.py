@@ -226,3 +226,40 @@ def test_a_count_that_a_run_time_expression_replaces_is_no_fixed_bound(tmp_path)
     call = next(c for c in scan_path(root).llm_calls if c.file == "src/chat.ts")
     assert call.context_from == ("src/search.ts:6",) and call.count_bound is None
     assert "run-time expression sets the result count" in call.bound_evidence
+
+
+APP_CLIENT = {
+    "src/llm.ts": """
+        import { ChatOpenAI } from "@langchain/openai";
+        import { HumanMessage, SystemMessage } from "@langchain/core/messages";
+
+        export async function callChatModel(systemPrompt: string, userPrompt: string): Promise<string> {
+          const model = new ChatOpenAI({ model: "gpt-4o-mini" });
+          const response = await model.invoke([new SystemMessage(systemPrompt), new HumanMessage(userPrompt)]);
+          return String(response.content);
+        }
+        """,
+    "src/rag.ts": """
+        import { FaissStore } from "@langchain/community/vectorstores/faiss";
+        import { OpenAIEmbeddings } from "@langchain/openai";
+        import { callChatModel } from "./llm.js";
+
+        export async function answer(question: string) {
+          const store = await FaissStore.load("idx", new OpenAIEmbeddings());
+          const docs = await store.similaritySearch(question, 4);
+          const snippets = docs.map((d: any) => d.pageContent).join("\\n\\n");
+          return callChatModel("Answer from the snippets.", `Question: ${question}\\nSnippets:\\n${snippets}`);
+        }
+        """,
+}
+
+
+def test_a_model_call_through_the_apps_own_client_of_any_verb_model_name_is_judged_at_its_caller(tmp_path):
+    scan = scan_path(tree(tmp_path, APP_CLIENT))
+    (call,) = [c for c in scan.llm_calls if c.file == "src/rag.ts"]
+    assert call.retrieved_context and call.context_from == ("src/rag.ts:8",) and "callChatModel" in call.via
+    # sound variant: a function of that name that calls no model is no client: its caller is no model call
+    plain = dict(APP_CLIENT, **{"src/llm.ts": "export async function callChatModel(a: string, b: string) {\n"
+                                              "  return `${a} ${b}`;\n}\n"})
+    scan = scan_path(tree(tmp_path / "plain", plain))
+    assert not [c for c in scan.llm_calls if c.file == "src/rag.ts"]

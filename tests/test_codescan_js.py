@@ -339,3 +339,35 @@ def test_a_framework_filter_object_with_a_security_key_is_trimming(tmp_path):
     content = RETRIEVER.replace("const filter = { ...extra, user_id: userId };",
                                 "const filter = { ...extra, category: userId };")
     assert scan(tmp_path / "c", {"src/r.ts": content}).acl_sites == ()
+
+
+def test_native_vector_database_clients_are_search_sites_in_typescript(tmp_path):
+    got = scan(tmp_path, {"src/r.ts": """
+import weaviate from "weaviate-client";
+import { QdrantClient } from "@qdrant/js-client-rest";
+
+const qdrant = new QdrantClient({ url: "http://q" });
+
+export async function tenantHits(collection: any, question: string) {
+  return collection.query.nearText(question, { limit: 5 });
+}
+
+export async function listing(collection: any) {
+  return collection.query.fetchObjects({ limit: 6 });
+}
+
+export async function qdrantHits(vector: number[]) {
+  return qdrant.search("docs", { vector, limit: 8, filter: { must: [{ key: "owner_id", match: { value: "u" } }] } });
+}
+
+export async function chromaHits(collection: any, q: string) {
+  return collection.query({ queryTexts: [q], nResults: 2 });
+}
+
+export async function notASearch(db: any) {
+  return db.query("SELECT 1");
+}
+"""})
+    sites = {x.function: (x.kind, x.params["k"].value) for x in got.search_calls}
+    assert sites == {"tenantHits": ("vector_db", 5), "listing": ("vector_db", 6), "qdrantHits": ("vector_db", 8),
+                     "chromaHits": ("vector_db", 2)}

@@ -647,3 +647,38 @@ def test_an_sdk_search_without_top_gets_the_services_default_50_and_only_when_ev
     assert (got["a"].value, got["a"].outcome, got["a"].override) == (50, "library_default", "parameter")
     assert (got["b"].value, got["b"].outcome) == (5, "resolved")
     assert got["c"] is None or got["c"].outcome == "unresolved"  # `**opts` may hold a top: no default claimed
+
+
+def test_native_vector_database_clients_are_search_sites(tmp_path):
+    s = scan(tmp_path, {"app.py": """
+        from qdrant_client import QdrantClient
+
+        client = QdrantClient(url="http://q")
+
+
+        def qdrant_hits(vector):
+            return client.query_points(collection_name="docs", query=vector, limit=7)
+
+
+        def qdrant_default(vector):
+            return client.query_points(collection_name="docs", query=vector)
+
+
+        def chroma_hits(collection, question):
+            return collection.query(query_texts=[question], n_results=3, where={"tenant_id": "t1"})
+
+
+        def weaviate_hits(collection, question):
+            return collection.query.near_text(question, limit=4)
+
+
+        def not_a_search(session, Model):
+            return session.query(Model).filter(Model.id == 1).all()
+        """})
+    got = {x.function: (x.kind, x.params["k"].value, x.params["k"].source) for x in s.search_calls}
+    assert got == {"qdrant_hits": ("vector_db", 7, "literal"),
+                   "qdrant_default": ("vector_db", 10, "library_default:qdrant"),
+                   "chroma_hits": ("vector_db", 3, "literal"),
+                   "weaviate_hits": ("vector_db", 4, "literal")}
+    chroma = next(x for x in s.search_calls if x.function == "chroma_hits")
+    assert chroma.params["filter"].value == {"tenant_id": "t1"}

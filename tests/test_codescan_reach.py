@@ -235,3 +235,34 @@ def test_typed_arrow_functions_have_their_own_extent() -> None:
     nodes = {n.name: (n.start, n.end) for n in js_graph("src/features/search.ts", TS_SEARCH) if n.kind == "func"}
     # the braces of a typed parameter or a return type are no body: each function ends at its own brace
     assert nodes["findDocs"] == (5, 13) and nodes["oldFind"] == (15, 18)
+
+
+QDRANT_STORE = '''from qdrant_client import AsyncQdrantClient
+
+
+class Store:
+    def __init__(self, url):
+        self._client = AsyncQdrantClient(location=url)
+
+    async def find(self, vector, limit: int = 10):
+        return await self._client.query_points(collection_name="notes", query=vector, limit=limit)
+'''
+
+
+def test_an_mcp_server_module_is_a_request_entry_reaching_a_site_in_another_module(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "srv/server.py": "from fastmcp import FastMCP\nfrom srv.store import Store\n\nmcp = FastMCP('notes')\n"
+                         "store = Store('http://q')\n\n\n@mcp.tool()\nasync def recall(vector: list) -> list:\n"
+                         "    return await store.find(vector)\n",
+        "srv/store.py": QDRANT_STORE,
+        "tests/test_store.py": "from srv.store import Store\n\n\nasync def test_find():\n"
+                               "    await Store('memory').find([0.1])\n",
+    })
+    cls, why = _classes(root)["Store.find"]
+    assert cls == "request" and "srv/server.py" in why
+    # sound variant: the same store beside a plain module: no entry point is known, so the site is not said to be
+    # reached from one (it stays application code of unknown reach)
+    root = _tree(tmp_path / "no_server", {"srv/server.py": "from srv.store import Store\n\nstore = Store('q')\n",
+                                          "srv/store.py": QDRANT_STORE})
+    cls, why = _classes(root)["Store.find"]
+    assert "srv/server.py" not in why and "no request entry point" in why

@@ -37,7 +37,7 @@ from ragdiag.model import DEFAULT_MAX_TEXT_RECALL_SIZE, RERANK_WINDOW
 ID = "pool_size"
 AZURE_KINDS = ("azure_search", "rest_search")
 #: kinds whose pool is what the framework or the SQL query returns (no semantic ranker in front)
-OTHER_KINDS = ("sql_similarity", "langchain", "llamaindex", "faiss_search", "haystack")
+OTHER_KINDS = ("sql_similarity", "langchain", "llamaindex", "faiss_search", "haystack", "vector_db")
 
 
 def configured_pool(profile: Any) -> tuple[int, int, int]:

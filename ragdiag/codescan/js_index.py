@@ -102,6 +102,8 @@ def ctor_tag(name: str) -> str | None:
     last = name.rsplit(".", 1)[-1]
     if last == "SearchClient":
         return "SearchClient"
+    if last == "QdrantClient":
+        return "qdrant"
     if last in ("AzureOpenAI",):
         return "AzureOpenAI"
     if last in ("OpenAI",):

@@ -14,6 +14,7 @@ from ragdiag.codescan.js_llm import COMPLETION_CALLS, language
 from ragdiag.codescan.model import AclSite, DelegatedRetrieval
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, export
+from ragdiag.codescan.vector_db import COUNT_KEYS, DEFAULTS, FILTER_KEYS, query_api
 
 HTTP_FUNCS = frozenset({"fetch", "$fetch", "ofetch", "ky", "got", "axios", "request"})
 HTTP_METHODS = frozenset({"post", "get", "put", "patch", "request"})
@@ -21,6 +22,8 @@ LC_METHODS = frozenset({"similaritySearch", "similaritySearchWithScore", "simila
                         "maxMarginalRelevanceSearch", "hybridSearch", "semanticHybridSearch"})
 SQL_FUNCS = frozenset({"cosineDistance", "l2Distance", "innerProduct", "cosine_distance"})
 #: LangChain.js store factories: `FaissStore.load(...)`, `X.fromDocuments(...)`...
+#: Method names of the native vector-database clients' query APIs (ragdiag.codescan.vector_db decides which).
+_VDB_METHODS = frozenset({"search", "query", "nearText", "nearVector", "nearObject", "hybrid", "bm25", "fetchObjects"})
 JS_STORE_FACTORIES = frozenset({"load", "fromDocuments", "fromTexts", "fromExistingIndex", "fromExistingCollection"})
 
 
@@ -30,6 +33,10 @@ _MODEL_ENDPOINT = re.compile(r"/chat/completions|/v1/responses|/openai/responses
 _APP_LLM = re.compile(r"^(get)?(chat|chatCompletions?|completion|complete|generate|generateAnswer|ask|askLlm|"
                       r"callLlm|invokeLlm|getAnswer|getCompletion|getChatCompletion\w*|answer|respond)$")
 _APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chatClient|chat_client|modelClient|completion", re.I)
+#: Any verb + model word (`callChatModel`, `invokeLLM`, `runCompletion`): only a candidate, kept when the tree holds a
+#: wrapper of that name (a function whose model call's prompt is its parameter), so a wide net costs no verdict.
+_APP_LLM_VERB = re.compile(r"^(call|invoke|run|ask|query|send|get|do)[A-Z_]?\w*(chat|llm|model|completion|gpt)\w*$",
+                           re.I)
 _URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|vector\w*)\b", re.I)
 _FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
 
@@ -73,6 +80,12 @@ class SearchSites:
                 and self._js_retrieves():
             self._js_store(node, qual, receiver.rsplit(".", 1)[-1], name)
             return
+        if receiver is not None and last in _VDB_METHODS:
+            opts = [v for v in (self.r.resolve(a, ctx) for a in args[:2]) if v.kind == "dict"]
+            api = query_api(last, receiver, set(opts[0].items or {}) if opts else set(), self.type_of(receiver))
+            if api is not None:
+                self._js_vector_db(node, qual, ctx, name, api, args, opts[0] if opts else None, is_async)
+                return
         if last == "rpc" and receiver is not None and args:
             self._rpc(node, qual, ctx, name, fn, args)
             return
@@ -140,7 +153,7 @@ class SearchSites:
                     self._js_delegated(node, qual, "", extra, None, name, is_async)
             if kind:
                 self._llm(node, qual, funcs, cls, kind, name, args)
-            elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+            elif _APP_LLM.match(last) or _APP_LLM_VERB.match(last) or (receiver is not None and not last[:1].isupper()
                                           and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
                 self._llm(node, qual, funcs, cls, "app_client", name, args, via=last)  # kept if a wrapper has the name
 
@@ -352,6 +365,30 @@ class SearchSites:
             language=language(self.rel)))
         self._js_acl(self.out.search_calls[-1], node, qual)
 
+    def _js_vector_db(self, node: Any, qual: str, ctx: Ctx, name: str, api: str, args: list[Any], opts: Val | None,
+                      is_async: bool) -> None:
+        """A native vector-database client's query (`vector_db`): result count, filter, query channels."""
+        items = dict(opts.items or {}) if opts is not None else {}
+        params: dict[str, Val] = {}
+        count = next((items[k] for k in COUNT_KEYS if k in items), None)
+        if count is not None:
+            params["k"] = count
+        elif opts is not None and opts.open:
+            params["k"] = C.unknown("unresolved:spread options not resolved", text(node)[:120])
+        elif DEFAULTS.get(api) is not None:
+            params["k"] = C.lit(DEFAULTS[api], f"library_default:{api}").copy(override="parameter",
+                                                                             prov=f"{api} default")
+        else:
+            params["k"] = C.unknown(f"unresolved:{api}'s server-side default applies", text(node)[:120])
+        flt = next((items[k] for k in FILTER_KEYS if k in items), None)
+        if flt is not None:
+            params["filter"] = flt
+        channels: dict[str, str | None] = {}
+        if api == "weaviate" and args and name.rsplit(".", 1)[-1] in ("nearText", "hybrid", "bm25"):
+            channels["search_text"] = self.ref(self.r.resolve(args[0], ctx))
+        self.out.search_calls.append(self.site("vector_db", node, qual, params, channels, None, name, is_async))
+        self._js_acl(self.out.search_calls[-1], node, qual)
+
     def _js_acl(self, site: Any, node: Any, qual: str) -> None:
         """The permission trimming of a JS/TS request: the token header, or a security clause in the filter."""
         qsa = site.params.get("query_source_authorization")
@@ -361,7 +398,7 @@ class SearchSites:
         f = site.params.get("filter")
         # a framework's metadata filter is an object: a security-named key at any depth (`{preFilter: {user_id:
         # {$eq: id}}}`) trims as an OData clause does
-        mech = "framework_filter" if site.kind in ("langchain", "llamaindex") else "odata_filter"
+        mech = "framework_filter" if site.kind in ("langchain", "llamaindex", "vector_db") else "odata_filter"
         if f is not None and (C.SECURITY_FILTER_RE.search(str(f.value or "")) or C.SECURITY_NAME_RE.search(
                 f.expression or "") or _security_key(f.value)):
             mechanisms.append((mech, str(f.value or f.expression)[:200]))

@@ -16,7 +16,7 @@ from typing import Any
 
 #: Kinds of search call sites.
 SEARCH_KINDS = ("azure_search", "azure_vector_query", "rest_search", "faiss_search", "langchain",
-                "llamaindex", "sql_similarity", "on_your_data", "agentic_retrieval", "haystack")
+                "llamaindex", "sql_similarity", "on_your_data", "agentic_retrieval", "haystack", "vector_db")
 #: Kinds of LLM call sites.
 LLM_KINDS = ("openai_chat", "azure_openai_chat", "langchain_chat", "other")
 #: Parameters the scanner resolves on search call sites (more may appear, e.g. `weight`).

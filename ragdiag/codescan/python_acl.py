@@ -33,7 +33,7 @@ from ragdiag.codescan.python_index import callee_name, dotted, unparse, walk_bod
 
 #: Site kinds that send a retrieval request permission trimming applies to.
 TRIMMABLE = ("azure_search", "rest_search", "on_your_data", "agentic_retrieval", "langchain", "llamaindex",
-             "haystack", "sql_similarity")
+             "haystack", "sql_similarity", "vector_db")
 
 
 def _security_text(site: SearchCallSite) -> str | None:

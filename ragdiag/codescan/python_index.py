@@ -114,6 +114,8 @@ def ctor_tag(ctor: str) -> str | None:
         return "faiss"
     if last in ("SearchClient",):
         return "SearchClient"
+    if last in ("QdrantClient", "AsyncQdrantClient"):
+        return "qdrant"
     if last in ("KnowledgeAgentRetrievalClient", "KnowledgeBaseRetrievalClient"):
         return "AgentClient"
     if last in ("AzureOpenAI", "AsyncAzureOpenAI"):

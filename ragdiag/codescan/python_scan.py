@@ -30,6 +30,7 @@ from ragdiag.codescan.python_sites import SearchSites
 from ragdiag.codescan.python_sql import SqlSimilaritySites
 from ragdiag.codescan.python_strings import StringSites, is_string_expr
 from ragdiag.codescan.values import Val, export
+from ragdiag.codescan.vector_db import VECTOR_DB_WORDS
 
 _CITATION_TRIGGER = re.compile(r"def\s+\w*(?:citation|cite|sources)", re.I)
 #: Lower-case substrings of everything the analyses look for (plain `in` tests are fast).
@@ -41,6 +42,8 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              "data_sources", "extra_body", "query_source", "query-source", "azureaisearch", "faiss",
              "add_node", "rerankerscore", "reranker_score", "score_threshold", "top_n_documents", "strictness",
              "in_scope", ".rpc(")
+
+_KEYWORDS += VECTOR_DB_WORDS  # native vector-database clients (ragdiag.codescan.vector_db)
 
 
 def _triggered(source: str) -> bool:

@@ -15,6 +15,14 @@ from ragdiag.codescan.python_resolve import VECTOR_CTORS
 from ragdiag.codescan.python_retrieval import LIBRARY_DEFAULTS, STORE_CTORS
 from ragdiag.codescan.request_shape import header
 from ragdiag.codescan.values import Val, lit, unknown
+from ragdiag.codescan.vector_db import (
+    COUNT_KEYS,
+    DEFAULTS,
+    FILTER_KEYS,
+    TEXT_KEYS,
+    VECTOR_KEYS,
+    query_api,
+)
 
 SDK_SEARCH_KW = frozenset({"search_text", "vector_queries", "query_type", "semantic_configuration_name",
                            "filter", "top", "select", "include_total_count", "scoring_profile",
@@ -68,7 +76,11 @@ class SearchSites:
             return
         if self._delegated_call(call, qual, ctx, name, receiver, last, is_async):
             return
-        if last in VECTOR_CTORS:
+        api = query_api(last, receiver, {k.arg for k in call.keywords if k.arg}, self.type_of(receiver)) \
+            if receiver is not None else None
+        if api is not None:
+            self._vector_db(call, qual, ctx, name, api, is_async)
+        elif last in VECTOR_CTORS:
             self._vector_query(call, qual, ctx, name)
         elif last == "search" and receiver is not None:
             self._search_method(call, qual, ctx, name, receiver, is_async)
@@ -87,7 +99,7 @@ class SearchSites:
             self.out.search_calls.append(self.site("sql_similarity", call, qual, {}, {}, None, name))
         elif want_llm and self._llm_kind(call, name, receiver, last):
             self._llm(call, qual, func, cls, self._llm_kind(call, name, receiver, last) or "other", name)
-        elif _APP_LLM.match(last) or (receiver is not None and not last[:1].isupper()
+        elif _APP_LLM.match(last) or _APP_LLM_VERB.match(last) or (receiver is not None and not last[:1].isupper()
                                       and _APP_LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
             # possibly a call of the app's own model client: kept once the tree shows a wrapper of that name
             self._llm(call, qual, func, cls, "app_client", name, via=last)
@@ -142,6 +154,34 @@ class SearchSites:
         if "vector" in kw:
             channels["vector"] = self.ref(kw["vector"], vector=True)
         self.out.vector_queries.append(self.site("azure_vector_query", call, qual, params, channels, None, name))
+
+    def _vector_db(self, call: ast.Call, qual: str, ctx: Ctx, name: str, api: str, is_async: bool) -> None:
+        """A native vector-database client's query (`vector_db`): its result count, filter and query channels."""
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        params: dict[str, Val] = {}
+        count = next((kw[k] for k in COUNT_KEYS if k in kw), None)
+        if count is not None:
+            params["k"] = self.r.resolve(count, ctx)
+        elif None in {k.arg for k in call.keywords}:
+            params["k"] = unknown("unresolved:spread keywords not resolved", unparse(call, 120))
+        elif DEFAULTS.get(api) is not None:
+            params["k"] = lit(DEFAULTS[api], f"library_default:{api}").copy(override="parameter",
+                                                                             prov=f"{api} default")
+        else:
+            params["k"] = unknown(f"unresolved:{api}'s server-side default applies", unparse(call, 120))
+        flt = next((kw[k] for k in FILTER_KEYS if k in kw), None)
+        if flt is not None:
+            params["filter"] = self.r.resolve(flt, ctx)
+        channels: dict[str, str | None] = {}
+        text = next((kw[k] for k in TEXT_KEYS if k in kw), None)
+        if api == "weaviate" and call.args and name.rsplit(".", 1)[-1] in ("near_text", "hybrid", "bm25"):
+            text = call.args[0]
+        if text is not None and api != "qdrant":
+            channels["search_text"] = self.ref(self.r.resolve(text, ctx))
+        vec = next((kw[k] for k in VECTOR_KEYS if k in kw), None) or (kw.get("query") if api == "qdrant" else None)
+        if vec is not None:
+            channels["vector"] = self.ref(self.r.resolve(vec, ctx), vector=True)
+        self.out.search_calls.append(self.site("vector_db", call, qual, params, channels, None, name, is_async))
 
     def _search_method(self, call: ast.Call, qual: str, ctx: Ctx, name: str, receiver: str,
                        is_async: bool) -> None:
@@ -464,6 +504,8 @@ _APP_LLM = re.compile(r"^a?(get_)?(chat|chat_completions?|completion|complete|ge
                       r"call_llm|llm_call|run_llm|query_llm|invoke_llm|get_answer|get_completion|"
                       r"get_chat_completion\w*|chat_with_\w+|answer|respond)$")
 _APP_LLM_RECEIVER = re.compile(r"llm|openai|aoai|gpt|chat_?client|model_?client|completion", re.I)
+#: Any verb + model word (`call_chat_model`, `invoke_llm`): only a candidate, kept when a wrapper of that name exists.
+_APP_LLM_VERB = re.compile(r"^a?(call|invoke|run|ask|query|send|get|do)_\w*(chat|llm|model|completion|gpt)\w*$", re.I)
 _URL_RETRIEVAL = re.compile(r"/(?:search|query|retrieve|ask|rag|knowledge\w*|indexes|vector\w*)\b", re.I)
 _FN_RETRIEVAL = re.compile(r"search|retriev|vector|knowledge|semantic|similar|\brag\b", re.I)
 

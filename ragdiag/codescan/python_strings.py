@@ -79,10 +79,10 @@ class StringSites:
             security_fields(own, source), "python"))
 
     def _sql_use(self, node: ast.AST, func: Any) -> ast.Call | str | None:
-        """Where an SQL string is sent: the `execute`/`fetch` call running the local it is assigned to (the
-        site is that call), ``"dead"`` when it is never sent (a local nothing reads, or a string only shown or
-        logged: `st.code(sql)`, `print(sql)`), None when its use is not known (it stays a site at the string:
-        passed to a helper or composed into a larger query)."""
+        """Where an SQL string is sent: the `execute`/`fetch` call running the function's local it is assigned
+        to (the site is that call), ``"dead"`` when it is never sent (a local nothing reads, or a string only
+        shown or logged: `st.code(sql)`, `print(sql)`), None when its use is not known (it stays a site at the
+        string: a module-level constant, passed to a helper or composed into a larger query)."""
         body = func if func is not None else self.mod.tree
         nodes = self.mod.nodes_of(body)
         for call in nodes.get(ast.Call, ()):
@@ -90,7 +90,7 @@ class StringSites:
                 return "dead" if (callee_name(call) or "") in _SHOWN else None
         target = next((a.targets[0].id for a in nodes.get(ast.Assign, ()) if a.value is node
                        and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)), None)
-        if target is None:
+        if target is None or func is None:  # a module-level constant may be imported and run anywhere
             return None
         reads = [n for n in nodes.get(ast.Name, ()) if n.id == target and isinstance(n.ctx, ast.Load)]
         if not reads:

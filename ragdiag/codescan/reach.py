@@ -67,6 +67,9 @@ _WEB_APP = re.compile(r"\b(FastAPI|Flask|Quart|Starlette|Sanic|APIRouter|Bluepri
 #: Substrings one of which `_WEB_APP` needs (a plain `in` test before the regular expression).
 _WEB_APP_WORDS = ("FastAPI", "Flask", "Quart", "Starlette", "Sanic", "APIRouter", "Blueprint", "FunctionApp",
                   "Litestar", "web.", "uvicorn", "hypercorn", "serve_forever", "streamlit", "gradio", "chainlit", "gr.")
+#: An MCP server (its tools run when a client's model calls them): FastMCP, the SDK's low-level server, a subclass.
+_MCP_SERVER = re.compile(r"^\s*(?:from\s+(?:fastmcp|mcp\.server)[\w.]*\s+import|import\s+fastmcp\b)|\bFastMCP\s*[()]",
+                         re.M)
 _STREAMLIT = re.compile(r"^\s*import streamlit|^\s*from streamlit|\bst\.(?:chat_input|text_input|button)\(", re.M)
 _ADD_ROUTE = re.compile(r"\.(?:add_api_route|add_url_rule|add_route|add_websocket_route|add_api_websocket_route)\s*\(")
 _MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.M)
@@ -248,7 +251,7 @@ def python_graph(rel: str, text: str) -> list[FuncNode]:
     bases: dict[str, str] = {}
     top: list[tuple[int, int]] = []   # offsets of the top-level defs/classes (excluded from the module's code)
     file_request = (any(w in text for w in _WEB_APP_WORDS) and bool(_WEB_APP.search(text))) or (
-        ".add_" in text and bool(_ADD_ROUTE.search(text)))
+        ".add_" in text and bool(_ADD_ROUTE.search(text))) or ("mcp" in text.lower() and bool(_MCP_SERVER.search(text)))
     is_test = bool(_TEST_PATH.search(rel))
     for offset, eol, line, indent, name, is_class in defs:
         while stack and stack[-1][0] >= indent:
@@ -307,7 +310,8 @@ def python_graph(rel: str, text: str) -> list[FuncNode]:
         module_entry = "test" if is_test else "evaluation"
         why = f"{module_entry} file"
     elif file_request:
-        module_entry, why = "request", "web app module"
+        module_entry, why = "request", "MCP server module" if _MCP_SERVER.search(text) and not _WEB_APP.search(
+            text) else "web app module"
     elif "__main__" in text and _MAIN_BLOCK.search(text):
         module_entry, why = "script", "__main__ block"
     out.append(FuncNode(rel, "<module>", "<module>", 1, n_lines, module_calls, module_entry, module_refs,
