@@ -395,6 +395,25 @@ def test_no_semantic_ranking_is_skipped_not_passed(specs, tmp_path):
     assert f.status == "skipped" and f.skipped_reason.startswith("no request-path search call site uses semantic")
 
 
+
+def test_a_simple_default_that_a_payload_value_replaces_is_semantic_under_a_condition_not_no(specs, tmp_path):
+    # the request's payload may carry query_type="semantic": no evidence the ranker is off, so it is judged
+    payload = """
+        from azure.search.documents import SearchClient
+        from azure.search.documents.models import VectorizedQuery
+
+        def search(client: SearchClient, q, vec, payload):
+            return client.search(search_text=None, top=5, query_type=payload.get("query_type", "simple"),
+                                 vector_queries=[VectorizedQuery(vector=vec, k_nearest_neighbors=10, fields="v")])
+        """
+    f = run(specs, "pool_size", app(tmp_path / "p", {"app.py": payload}))
+    assert f.status == "fail" and "ranks semantically (under a condition)" in f.headline
+    assert rows(f, "code_pools")[0]["semantic"] == "under a condition"
+    # sound variant: a literal "simple" is no semantic ranking: skipped, as before
+    literal = payload.replace('payload.get("query_type", "simple")', '"simple"')
+    f = run(specs, "pool_size", app(tmp_path / "l", {"app.py": literal}))
+    assert f.status == "skipped" and f.skipped_reason.startswith("no request-path search call site uses semantic")
+
 # ---- client-side thresholds -----------------------------------------------------------------------------------------
 
 def test_reversed_distance_threshold_fails_and_the_sound_one_passes(specs, tmp_path):

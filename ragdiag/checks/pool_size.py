@@ -286,8 +286,11 @@ def _semantic(site: Any) -> str:
     if p is None:
         return "no"
     if p.value is None or "semantic" not in str(p.value).lower():
-        # one branch of `"semantic" if configured else "simple"`: semantic under that condition
-        return "conditional" if not p.resolved and "semantic" in (p.expression or "").lower() else "no"
+        # one branch of `"semantic" if configured else "simple"`: semantic under that condition; and a non-semantic
+        # default that a value the code does not show replaces at run time (`payload.get("query_type", "simple")`,
+        # a setting) is no evidence that the ranker is off
+        replaced = p.resolved and (p.override or "").startswith(("request:", "expression:", "condition:", "env:"))
+        return "conditional" if (not p.resolved and "semantic" in (p.expression or "").lower()) or replaced else "no"
     cond = (not p.resolved or p.source.startswith("when:") or "(conditional)" in p.source
             or (p.override or "").startswith(("condition:", "request:", "env:", "parameter:")))
     return "conditional" if cond else "yes"
