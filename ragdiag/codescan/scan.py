@@ -234,6 +234,9 @@ def _scan_path(root: str | os.PathLike[str], max_file_bytes: int, workers: int, 
 
     resolve_from_callers(project, merged, graph)  # k, top, filter, query text passed by other modules' callers
     request_ids_from_callers(project, merged, graph)  # security ids callers take from the request
+    from ragdiag.codescan.js_agents import js_agent_graphs
+
+    js_agent_graphs(project, merged, graph)  # LangGraph.js graphs, their search nodes judged across files
     goldset, eval_results = classify_goldsets(base, project) if (len(files) > 1 or base.is_dir()) else ((), ())
 
     def order(items: Iterable[Any]) -> tuple[Any, ...]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 __all__ = ["COUNT_KEYS", "DEFAULTS", "FILTER_KEYS", "TEXT_KEYS", "VECTOR_DB_WORDS", "VECTOR_KEYS", "query_api"]
 
-#: Lower-case words marking a line (and a file) that may hold such a call (added to the scanners' triggers).
-VECTOR_DB_WORDS = ("query_points", "search_batch", "near_text", "near_vector", "fetch_objects", "neartext",
-                   "nearvector", "fetchobjects", "n_results", "nresults", "query.hybrid(", "query.bm25(",
-                   "qdrant", "weaviate", "pinecone", "chromadb")
+#: Lower-case words marking a line (and a file) that may hold such a call (added to the scanners' triggers): the
+#: query APIs' own method and keyword names, not the vendors' names (which integration code mentions everywhere).
+VECTOR_DB_WORDS = ("query_points", "search_batch", "near_text", "near_vector", "fetch_objects", "n_results",
+                   "query.hybrid(", "query.bm25(", "top_k=")
 
 #: Keyword (Python) or option (JS) names of the result count, the filter, the query text and the vector.
 COUNT_KEYS = ("limit", "top_k", "topK", "n_results", "nResults")
