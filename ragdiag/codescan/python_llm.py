@@ -148,6 +148,9 @@ class LLMSites:
                             if cn and len(cn) > 2 and cn not in _BUILTINS and cn not in _PLAIN_CALLS:
                                 calls.append(cn)
             accumulated = False
+            search_funcs = {rec.function.rsplit(".", 1)[-1] for rec, _cur in self.site_nodes}
+            handed = {n.attr for n in self.mod.nodes_of(func).get(ast.Attribute, ()) if isinstance(n.ctx, ast.Load)} | {
+                n.id for n in self.mod.nodes_of(func).get(ast.Name, ())}
             for loop in [*self.mod.nodes_of(func).get(ast.For, ()), *self.mod.nodes_of(func).get(ast.AsyncFor, ())]:
                 inner = [n for stmt in loop.body for n in ast.walk(stmt)]
                 grows = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
@@ -156,10 +159,11 @@ class LLMSites:
                     isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in names
                     for n in inner)
                 searches = any(isinstance(n, ast.Call) and (id(n) in site_of or callee_name(n) in calls)
-                               for n in inner)
+                               for n in inner) or (any(isinstance(n, ast.Call) for n in inner) and bool(
+                    handed & search_funcs))  # the loop calls search methods the function hands over (a tools dict)
                 if grows and searches:
                     accumulated = True
-            if direct or calls:
+            if direct or calls or accumulated:
                 rec = self.out.llm_calls[idx]
                 self.out.llm_calls[idx] = dataclasses.replace(
                     rec, context_from=tuple(dict.fromkeys(direct)), context_calls=tuple(dict.fromkeys(calls))[:20],
