@@ -158,3 +158,16 @@ def test_within_the_bound_every_trace_is_held(tmp_path):
 
     gc.collect()
     assert len(r._memory) == 5
+
+
+def test_the_bounded_memory_is_safe_under_concurrency(tmp_path):
+    from ragdiag.engine.runner import TraceMemory
+
+    t = CountingTarget()
+    r = Runner(t, cache_dir=tmp_path, concurrency=8)
+    r._memory = TraceMemory(limit=4)
+    reqs = [SearchRequest(search=f"q{i % 40}") for i in range(400)]
+    for _ in range(3):
+        out = r.run(reqs)
+        assert [o.keys[0] for o in out] == [f"q{i % 40}" for i in range(400)]
+    assert t.calls == 40  # each distinct request sent once, evicted ones read back

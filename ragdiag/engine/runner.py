@@ -42,44 +42,51 @@ MEMORY_TRACES = 2048
 
 
 class TraceMemory:
-    """The runner's traces by request fingerprint: the last `limit` used held, the rest weakly."""
+    """The runner's traces by request fingerprint: the last `limit` used held, the rest weakly.
 
-    __slots__ = ("limit", "_recent", "_alive")
+    Thread-safe: a runner with `concurrency` > 1 stores and reads traces from several threads."""
+
+    __slots__ = ("limit", "_recent", "_alive", "_lock")
 
     def __init__(self, limit: int = MEMORY_TRACES) -> None:
         self.limit = max(0, int(limit))
         self._recent: OrderedDict[str, Trace] = OrderedDict()
         self._alive: weakref.WeakValueDictionary[str, Trace] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
 
     def get(self, fp: str) -> Trace | None:
-        trace = self._recent.get(fp)
-        if trace is not None:
-            self._recent.move_to_end(fp)
+        with self._lock:
+            trace = self._recent.get(fp)
+            if trace is not None:
+                self._recent.move_to_end(fp)
+                return trace
+            trace = self._alive.get(fp)
+            if trace is not None:
+                self._hold(fp, trace)
             return trace
-        trace = self._alive.get(fp)
-        if trace is not None:
-            self._hold(fp, trace)
-        return trace
 
     def __setitem__(self, fp: str, trace: Trace) -> None:
-        self._alive[fp] = trace
-        self._hold(fp, trace)
+        with self._lock:
+            self._alive[fp] = trace
+            self._hold(fp, trace)
 
-    def _hold(self, fp: str, trace: Trace) -> None:
+    def _hold(self, fp: str, trace: Trace) -> None:  # under the lock
         self._recent[fp] = trace
         self._recent.move_to_end(fp)
         while len(self._recent) > self.limit:
             self._recent.popitem(last=False)
 
     def __contains__(self, fp: object) -> bool:
-        return fp in self._recent or fp in self._alive
+        with self._lock:
+            return fp in self._recent or fp in self._alive
 
     def __len__(self) -> int:
         return len(self._alive)
 
     def live(self) -> list[Trace]:
         """Every trace still in memory (held here or elsewhere)."""
-        return list(self._alive.values())
+        with self._lock:
+            return list(self._alive.values())
 
 
 @dataclass(frozen=True)
