@@ -99,7 +99,7 @@ def basic_profiles(fields: list[str], security: str, with_semantic_variants: boo
 def metrics_of(ctx, policy, goldset) -> dict:
     # run_gold caches by (policy, case ids); drafts of different seeds reuse the same ids
     # (draft-fact-007, ...), so each goldset must be run afresh, not answered from that cache
-    ctx._gold_cache.clear()
+    ctx.forget_gold_runs()
     run = ctx.run_gold(policy, cases=list(goldset), label=f"{policy.name}:{goldset.path}")
     ev = run.evaluation(goldset)
     return {"ndcg@10": round(ev.aggregate["ndcg@10"], 4), "recall@50": round(ev.aggregate["recall@50"], 4),

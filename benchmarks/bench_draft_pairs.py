@@ -58,7 +58,7 @@ def main() -> None:
     def per_question(gs, label: str) -> dict[str, dict[str, float]]:
         out = {}
         for n, pol in profiles.items():
-            ctx._gold_cache.clear()  # drafts of different seeds share case ids
+            ctx.forget_gold_runs()  # drafts of different seeds share case ids
             ev = ctx.run_gold(pol, cases=list(gs), label=f"{n}:{label}").evaluation(gs)
             out[n] = {q: v["ndcg@10"] for q, v in ev.per_query.items()}
         return out

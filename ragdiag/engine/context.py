@@ -10,6 +10,8 @@ turns goldset cases into executed requests (`run_gold`).
 from __future__ import annotations
 
 import dataclasses
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +26,14 @@ if TYPE_CHECKING:
     from ragdiag.inputs.config import AuditConfig
 
 EVAL_DEPTH = 50  # goldset questions are ranked this deep (recall@50), whatever the profile's top
+#: goldset runs the context holds by strong reference, the most recently asked for; an older run
+#: is still found while a check holds it and is otherwise run again from the runner's memory and
+#: trace store (same traces, same ranking). Unbounded, a 2,000-question audit kept 25 runs and
+#: their 28,000 traces to its end (benchmarks/README.md, "Speed, wave 6").
+GOLD_RUNS_KEPT = 4
+#: built requests memoised, the most recently used (a request and its vector queries are ~2 KB
+#: of Python objects; the memo held up to 50,000 before it was cleared whole)
+BUILT_REQUESTS_KEPT = 16384
 
 
 def with_query_vector(request: SearchRequest, vector: Sequence[float]) -> SearchRequest:
@@ -72,8 +82,10 @@ class AuditContext:
         self.entities = entities or (lambda q: ())
         self.log = log or (lambda m: None)
         self.budgets = budgets or {}
-        self._gold_cache: dict[tuple[Any, ...], tuple[Any, GoldRun]] = {}
-        self._built: dict[tuple[Any, ...], SearchRequest] = {}
+        # the last GOLD_RUNS_KEPT runs held; every run still alive found through _gold_alive
+        self._gold_cache: OrderedDict[tuple[Any, ...], tuple[Any, GoldRun]] = OrderedDict()
+        self._gold_alive: dict[tuple[Any, ...], tuple[Any, weakref.ReferenceType[GoldRun]]] = {}
+        self._built: OrderedDict[tuple[Any, ...], SearchRequest] = OrderedDict()
         self._scan: Any = None
         self.code_scan_reads = 0  # how often a check asked for the scan (`Check.run` notes unreadable code)
         self._prepared = False
@@ -266,9 +278,11 @@ class AuditContext:
                                 entities=self.entities(question))
             # rank at least EVAL_DEPTH deep so recall@50 is measurable; users still see `top`
             req = req.replace(top=max(req.top, EVAL_DEPTH))
-            if len(self._built) > 50000:
-                self._built.clear()
             self._built[key] = req
+            if len(self._built) > BUILT_REQUESTS_KEPT:
+                self._built.popitem(last=False)
+        else:
+            self._built.move_to_end(key)
         return req
 
     def run_gold(self, policy: Any, *, profile: str | None = None, cases: Sequence[Any] | None = None,
@@ -280,12 +294,25 @@ class AuditContext:
         key = (id(policy), profile, probe.key, None if cases is None else tuple(_case_key(c) for c in cases))
         hit = self._gold_cache.get(key)
         if hit is not None and hit[0] is policy:
+            self._gold_cache.move_to_end(key)
             return hit[1]
-        queries = self.gold_queries(policy, profile=profile, cases=cases, probe=probe)
-        results = self.runner.run_fused([q.requests for q in queries], label=label or f"{policy.name}:{probe}")
-        run = GoldRun(label or f"{policy.name}/{profile or 'routed'}/{probe}", queries, results)
+        alive = self._gold_alive.get(key)
+        run = alive[1]() if alive is not None and alive[0] is policy else None
+        if run is None:
+            queries = self.gold_queries(policy, profile=profile, cases=cases, probe=probe)
+            results = self.runner.run_fused([q.requests for q in queries], label=label or f"{policy.name}:{probe}")
+            run = GoldRun(label or f"{policy.name}/{profile or 'routed'}/{probe}", queries, results)
+            # the policy is held with the entry, so its id in the key stays its own
+            self._gold_alive[key] = (policy, weakref.ref(run))
         self._gold_cache[key] = (policy, run)
+        while len(self._gold_cache) > GOLD_RUNS_KEPT:
+            self._gold_cache.popitem(last=False)
         return run
+
+    def forget_gold_runs(self) -> None:
+        """Forget every memoised goldset run (the runner's traces stay)."""
+        self._gold_cache.clear()
+        self._gold_alive.clear()
 
 
 def _case_key(case: Any) -> tuple[Any, ...]:

@@ -19,6 +19,8 @@ run are the same, value for value.
 from __future__ import annotations
 
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -31,6 +33,60 @@ from ragdiag.errors import AuthRejectedError, RagdiagError, TargetUnavailableErr
 from ragdiag.model import Hit, RankedList, SearchRequest, Trace
 from ragdiag.model.fusion import rrf
 from ragdiag.targets.base import has_capability
+
+#: traces a runner holds by strong reference, the most recently used; an older trace is still
+#: found while anything else holds it (a check's gold run) and is otherwise read back from the
+#: trace store. Unbounded, a 2,000-question audit held all of its 51,561 traces (~500 MB;
+#: benchmarks/README.md, "Speed, wave 6").
+MEMORY_TRACES = 2048
+
+
+class TraceMemory:
+    """The runner's traces by request fingerprint: the last `limit` used held, the rest weakly.
+
+    Thread-safe: a runner with `concurrency` > 1 stores and reads traces from several threads."""
+
+    __slots__ = ("limit", "_recent", "_alive", "_lock")
+
+    def __init__(self, limit: int = MEMORY_TRACES) -> None:
+        self.limit = max(0, int(limit))
+        self._recent: OrderedDict[str, Trace] = OrderedDict()
+        self._alive: weakref.WeakValueDictionary[str, Trace] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, fp: str) -> Trace | None:
+        with self._lock:
+            trace = self._recent.get(fp)
+            if trace is not None:
+                self._recent.move_to_end(fp)
+                return trace
+            trace = self._alive.get(fp)
+            if trace is not None:
+                self._hold(fp, trace)
+            return trace
+
+    def __setitem__(self, fp: str, trace: Trace) -> None:
+        with self._lock:
+            self._alive[fp] = trace
+            self._hold(fp, trace)
+
+    def _hold(self, fp: str, trace: Trace) -> None:  # under the lock
+        self._recent[fp] = trace
+        self._recent.move_to_end(fp)
+        while len(self._recent) > self.limit:
+            self._recent.popitem(last=False)
+
+    def __contains__(self, fp: object) -> bool:
+        with self._lock:
+            return fp in self._recent or fp in self._alive
+
+    def __len__(self) -> int:
+        return len(self._alive)
+
+    def live(self) -> list[Trace]:
+        """Every trace still in memory (held here or elsewhere)."""
+        with self._lock:
+            return list(self._alive.values())
 
 
 @dataclass(frozen=True)
@@ -94,7 +150,7 @@ class Runner:
         self.progress = progress
         self.on_progress = on_progress
         self.stats = RunnerStats()
-        self._memory: dict[str, Trace] = {}
+        self._memory = TraceMemory()
         self._target_fp = target_fingerprint(target)
         if store is None:
             compact = has_capability(target, "compact_traces")
@@ -200,8 +256,12 @@ class Runner:
         distinct: dict[str, SearchRequest] = {}
         for r in reqs:
             distinct.setdefault(r.fingerprint(), r)
-        todo = [r for fp, r in distinct.items() if fp not in self._memory]
-        results: dict[str, Trace | Failure] = {fp: self._memory[fp] for fp in distinct if fp in self._memory}
+        results: dict[str, Trace | Failure] = {}
+        for fp in distinct:
+            held = self._memory.get(fp)
+            if held is not None:
+                results[fp] = held
+        todo = [r for fp, r in distinct.items() if fp not in results]
         self.stats.memory_hits += len(reqs) - len(todo)
         self.prepare(todo)
         bar = None

@@ -311,9 +311,13 @@ class TraceStore:
             return hit[1]
         out = arr if arr.dtype == dtype and not arr.flags.writeable else np.array(arr, dtype=dtype)
         out.flags.writeable = False
-        if len(self._canon) > 50000:
-            self._canon = {k: v for k, v in self._canon.items() if v[0]() is not None}
-        self._canon[key] = (weakref.ref(arr), out)
+        if out is not arr:
+            # the copy is remembered only while its source lives: the entry goes with the source
+            # (a fused pool's float64 scores die with the target's trace, right after this), so
+            # the memo never keeps a canonical array alive on its own (before, it held up to
+            # 50,000 of them: a 2,000-question audit's pools)
+            canon = self._canon
+            self._canon[key] = (weakref.ref(arr, lambda _r, k=key: canon.pop(k, None)), out)
         return out
 
     def _canon_list(self, lst: RankedList | None) -> RankedList | None:

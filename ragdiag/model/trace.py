@@ -471,7 +471,7 @@ def _record_of(records: Callable[[int], Mapping[str, Any]], row: int) -> Callabl
     return lambda: records(row)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # weakly referenced by the runner's memory
 class Trace:
     """All stages of one executed request.
 
