@@ -14,10 +14,11 @@ import gzip
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
 from ragdiag.observe.spans import _id
 
 log = logging.getLogger("ragdiag.observe.otlp")
@@ -46,56 +47,29 @@ def protobuf_to_json(data: bytes) -> dict[str, Any]:
     return doc
 
 
-class OtlpReceiver:
+class OtlpReceiver(BackgroundServer):
     """Receive OTLP/HTTP trace exports and append them to `out` as OTLP/JSON lines."""
+
+    thread_name = "ragdiag-otlp"
+    join_timeout_s = 10.0
+    port_option = "--otlp"
 
     def __init__(self, *, out: str | Path, host: str = "127.0.0.1", port: int = 4318,
                  append: bool = False) -> None:
+        super().__init__(host=host, port=port)
         self.out = Path(out)
-        self.host, self.port = host, port
         self.append = append
         self.exports = 0
         self.spans = 0
         self.rejected = 0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def url(self) -> str | None:
-        if self._server is None:
-            return None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+    def _open(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
 
-    def start(self) -> str:
-        if self._server is None:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
-            server = _Server((self.host, self.port), _Handler)
-            server.receiver = self
-            self._server = server
-            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                            name="ragdiag-otlp", daemon=True)
-            self._thread.start()
-        return self.url  # type: ignore[return-value]
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+    def _close(self) -> None:
         self._fh.close()
-
-    def __enter__(self) -> OtlpReceiver:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def stats(self) -> dict[str, int]:
         with self._lock:
@@ -116,10 +90,8 @@ class OtlpReceiver:
             self.rejected += 1
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    receiver: OtlpReceiver
+class _Server(BackgroundHTTPServer):
+    owner: OtlpReceiver
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -139,7 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        recv = self.server.receiver
+        recv = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         if self.path.split("?")[0] != TRACES_PATH:
             self.rfile.read(length)
@@ -173,5 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
         recv.accept(doc)
         self._reply(200, reply, rtype)
 
+
+# the handler answers through the receiver, so it is defined after it
+OtlpReceiver.handler, OtlpReceiver.server_class = _Handler, _Server
 
 __all__ = ["OtlpReceiver", "TRACES_PATH", "protobuf_to_json"]

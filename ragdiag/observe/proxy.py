@@ -34,12 +34,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ragdiag.errors import ConfigError
+from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
 
 log = logging.getLogger("ragdiag.observe.proxy")
 
@@ -133,12 +134,16 @@ class _Stats:
             return dict(self.counts)
 
 
-class RecordingProxy:
+class RecordingProxy(BackgroundServer):
     """Forward reads to `upstream`, refuse writes, record every request into `out` (JSONL).
 
     >>> with RecordingProxy("http://127.0.0.1:8765", out="traffic.jsonl") as proxy:
     ...     client = SearchClient(proxy.url, "docs", AzureKeyCredential(key))
     """
+
+    thread_name = "ragdiag-record"
+    join_timeout_s = 30.0
+    port_option = "--listen"
 
     def __init__(self, upstream: str, *, out: str | Path, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, tls: tuple[Path, Path] | None = None,
@@ -157,8 +162,8 @@ class RecordingProxy:
         self._uport = parts.port or (443 if parts.scheme == "https" else 80)
         self._ubase = parts.path.rstrip("/")
         self._host_header = self._uhost if self._uport in (80, 443) else f"{self._uhost}:{self._uport}"
+        super().__init__(host=host, port=port)
         self.out = Path(out)
-        self.host, self.port = host, port
         self.tls = tls
         self.timeout_s = timeout_s
         self.append = append
@@ -169,63 +174,37 @@ class RecordingProxy:
         self._seq_lock = threading.Lock()
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._local = threading.local()
-        self._server: ThreadingHTTPServer | None = None
-        self._threads: list[threading.Thread] = []
         self._key_fields: dict[str, str | None] = {}
         self._write_lock = threading.Lock()  # the writer thread writes, flush() may flush from another
 
     def __repr__(self) -> str:
         return f"RecordingProxy(url={self.url!r}, upstream={self.upstream!r}, out={str(self.out)!r})"
 
-    # ---- lifecycle ---------------------------------------------------------------------------------
+    # ---- lifecycle (BackgroundServer's hooks) ------------------------------------------------------
     @property
-    def url(self) -> str | None:
-        if self._server is None:
-            return None
-        host, port = self._server.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
-        return f"{'https' if self.tls else 'http'}://{host}:{port}"
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
 
-    def start(self) -> str:
-        if self._server is not None:
-            return self.url  # type: ignore[return-value]
+    def _open(self) -> None:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
-        server = _Server((self.host, self.port), _Handler)
+
+    def _prepare(self, server: BackgroundHTTPServer) -> None:
         if self.tls is not None:
             from ragdiag.observe.tls import server_context
 
             # the handshake runs in the handler thread, not in the accept loop
             server.socket = server_context(*self.tls).wrap_socket(server.socket, server_side=True,
                                                                   do_handshake_on_connect=False)
-        server.proxy = self
-        self._server = server
-        writer = threading.Thread(target=self._write_loop, name="ragdiag-record-writer", daemon=True)
-        serve = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                 name="ragdiag-record", daemon=True)
-        self._threads = [writer, serve]
-        for t in self._threads:
-            t.start()
-        return self.url  # type: ignore[return-value]
 
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        self._queue.put(None)
-        for t in self._threads:
-            t.join(timeout=30)
-        self._threads = []
+    def _workers(self) -> list[threading.Thread]:
+        return [threading.Thread(target=self._write_loop, name="ragdiag-record-writer", daemon=True)]
+
+    def _stopping(self) -> None:
+        self._queue.put(None)  # the writer drains the queue, then ends
+
+    def _close(self) -> None:
         self._fh.close()
-
-    def __enter__(self) -> RecordingProxy:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def stats(self) -> dict[str, int]:
         """Counters: requests, forwarded, refused_writes, upstream_errors, recorded, record_errors."""
@@ -496,11 +475,9 @@ def _trace_id(traceparent: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(BackgroundHTTPServer):
     request_queue_size = 128
-    proxy: RecordingProxy
+    owner: RecordingProxy
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -521,7 +498,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> None:
         try:
-            self.server.proxy.handle(self)
+            self.server.owner.handle(self)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
@@ -567,5 +544,8 @@ def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: 
         announce(f"stopped; {json.dumps(stats)}"
                  + (f"; {stats['refused_writes']} write request(s) refused" if stats["refused_writes"] else ""))
 
+
+# the handler answers through the proxy, so it is defined after it
+RecordingProxy.handler, RecordingProxy.server_class = _Handler, _Server
 
 __all__ = ["PERMISSION_HEADER", "REDACTED", "RecordingProxy", "STATS_PATH", "classify", "run_proxy"]
