@@ -20,7 +20,7 @@ from ragdiag.inputs.checklist import load_checklist
 from ragdiag.inputs.goldset import GoldCase, Goldset
 from ragdiag.policy import Identity, loads_policy
 from tests.test_check_prerank_filters import check
-from tests.test_check_reranker_scores import Wrapped
+from tests.test_check_reranker_scores import BOTH_HEALTHY, Wrapped
 from tests.test_checks_minimal import GOOD_SCORES, _world
 from tests.test_checks_observed import run, search, semantic, write_traffic
 
@@ -59,22 +59,7 @@ def test_judge_names_the_edge_the_median_fell_below():
 
 
 # ---- the two checks on the same scores ------------------------------------------------------------
-QUESTIONS = [f"alpha question number {i}" for i in range(10)]
-ONE_PROFILE = """
-[policy]
-name = "one"
-[routes]
-fact = "one"
-[defaults]
-query_type = "semantic"
-semantic_configuration = "default"
-keyword_text = "keywords"
-semantic_text = "verbatim"
-[profiles.one]
-  [[profiles.one.vector_queries]]
-  fields = ["vec"]
-  k = 50
-"""
+QUESTIONS = [f"alpha question number {i}" for i in range(10)]  # all of intent fact: profile healthy
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +79,7 @@ def _measured(target, scores: list[float]):
     gold = Goldset(cases=tuple(GoldCase(id=f"q{i}", question=q, intent="fact", as_user="u",
                                         expect_sources=(("d1", 1),)) for i, q in enumerate(QUESTIONS)), path=None)
     ctx = AuditContext(config=None, target=Wrapped(target, scored), runner=Runner(Wrapped(target, scored)),
-                       policy=loads_policy(ONE_PROFILE), goldset=gold, identities={"u": Identity("u", ("all",))})
+                       policy=loads_policy(BOTH_HEALTHY), goldset=gold, identities={"u": Identity("u", ("all",))})
     return check(ctx, "reranker_scores")
 
 
@@ -114,7 +99,7 @@ def test_measured_and_observed_scores_get_the_same_verdict(target, tmp_path, nam
     measured, observed = _measured(target, scores), _observed(tmp_path, scores)
     status = {"ok": "pass", "warn": "warn", "fail": "fail"}[verdict]
     # a trace holds scores as float32 (0.99 comes back as 0.99000001); the edges 1.0, 1.5, 2.0 are exact
-    assert measured.metrics["median_top1[one]"] == pytest.approx(observed.metrics["observed_median_top1"], rel=1e-6)
+    assert measured.metrics["median_top1[healthy]"] == pytest.approx(observed.metrics["observed_median_top1"], rel=1e-6)
     assert (measured.status, observed.status) == (status, status), (measured.headline, observed.headline)
     assert _band_messages(measured) == _band_messages(observed)
     table = measured.evidence_table("scores_per_profile").records()
