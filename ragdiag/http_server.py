@@ -13,11 +13,51 @@ hooks: `_open` (the files the handlers write), `_prepare` (the bound socket: TLS
 from __future__ import annotations
 
 import errno
+import logging
+import socket
 import threading
+import time
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
 
 from ragdiag.errors import ConfigError
+
+
+class BackgroundHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive, the request line logged at debug level to `log` (never a header, so
+    never a key), and one way to send a reply (`send_bytes`)."""
+
+    protocol_version = "HTTP/1.1"
+    sys_version = ""
+    log: ClassVar[logging.Logger] = logging.getLogger("ragdiag.http")
+    #: headers and body go out in separate writes; without TCP_NODELAY, Nagle and delayed ACKs
+    #: stall every keep-alive response by ~40 ms (measured on the emulator: 62 ms vs 16 ms a request)
+    tcp_nodelay: ClassVar[bool] = False
+
+    def setup(self) -> None:
+        super().setup()
+        if self.tcp_nodelay:
+            try:
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except OSError:
+                pass
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        self.log.debug("%s %s", self.address_string(), format % args)
+
+    def send_bytes(self, status: int, data: bytes, content_type: str,
+                   headers: Iterable[tuple[str, str]] = ()) -> None:
+        """Status, Content-Type (when given), Content-Length, `headers`, then `data` (not for HEAD)."""
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
 
 class BackgroundHTTPServer(ThreadingHTTPServer):
@@ -162,4 +202,13 @@ class BackgroundServer:
         self.stop()
 
 
-__all__ = ["BackgroundHTTPServer", "BackgroundServer"]
+def wait_for_interrupt(poll_s: float = 0.5) -> None:
+    """Block the calling (main) thread until Ctrl-C; the KeyboardInterrupt ends the wait, nothing more."""
+    try:
+        while True:
+            time.sleep(poll_s)
+    except KeyboardInterrupt:
+        pass
+
+
+__all__ = ["BackgroundHTTPServer", "BackgroundHandler", "BackgroundServer", "wait_for_interrupt"]

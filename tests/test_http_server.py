@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from ragdiag.errors import ConfigError
-from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
+from ragdiag.http_server import (
+    BackgroundHandler,
+    BackgroundHTTPServer,
+    BackgroundServer,
+    wait_for_interrupt,
+)
 
 
 class _Hello(BaseHTTPRequestHandler):
@@ -170,3 +175,43 @@ def test_a_receiver_on_a_taken_port_keeps_the_previous_recording(tmp_path):
         with pytest.raises(ConfigError, match="already in use.*--otlp"):
             OtlpReceiver(out=out, port=port).start()
     assert out.read_text(encoding="utf-8") == '{"resourceSpans": []}\n'
+
+
+class _Echo(BackgroundHandler):
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self.send_bytes(201, b"body", "text/plain", [("X-Test", "1")])
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self.send_bytes(204, b"", "")
+
+
+class _EchoServer(BackgroundServer):
+    handler = _Echo
+
+
+def test_the_handler_sends_type_length_and_headers_and_no_body_for_head():
+    import http.client
+
+    with _EchoServer() as srv:
+        host, port = srv.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        for method, status, body in (("GET", 201, b"body"), ("HEAD", 201, b""), ("POST", 204, b"")):
+            conn.request(method, "/")  # one keep-alive connection (HTTP/1.1) for all three
+            r = conn.getresponse()
+            assert (r.status, r.read()) == (status, body), method
+            assert r.getheader("Content-Length") == ("0" if method == "POST" else "4")
+            assert r.getheader("Content-Type") == (None if method == "POST" else "text/plain")
+            assert r.getheader("X-Test") == (None if method == "POST" else "1")
+        conn.close()
+
+
+def test_wait_for_interrupt_returns_on_ctrl_c(monkeypatch):
+    import time
+
+    def interrupted(_s: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(time, "sleep", interrupted)
+    wait_for_interrupt()  # returns, does not raise

@@ -14,11 +14,10 @@ import gzip
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
+from ragdiag.http_server import BackgroundHandler, BackgroundHTTPServer, BackgroundServer
 from ragdiag.observe.spans import _id
 
 log = logging.getLogger("ragdiag.observe.otlp")
@@ -94,21 +93,10 @@ class _Server(BackgroundHTTPServer):
     owner: OtlpReceiver
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BackgroundHandler):
     server_version = "ragdiag-otlp"
-    sys_version = ""
+    log = log
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)
-
-    def _reply(self, status: int, data: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         recv = self.server.owner
@@ -116,11 +104,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != TRACES_PATH:
             self.rfile.read(length)
             recv.reject()
-            return self._reply(404, b'{"message":"only /v1/traces is received here"}', "application/json")
+            return self.send_bytes(404, b'{"message":"only /v1/traces is received here"}', "application/json")
         if length > MAX_EXPORT_BYTES:
             recv.reject()
             self.close_connection = True
-            return self._reply(413, b'{"message":"export too large"}', "application/json")
+            return self.send_bytes(413, b'{"message":"export too large"}', "application/json")
         data = self.rfile.read(length)
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
             data = gzip.decompress(data)
@@ -136,14 +124,14 @@ class _Handler(BaseHTTPRequestHandler):
                 reply, rtype = b"{}", "application/json"
             else:
                 recv.reject()
-                return self._reply(415, b'{"message":"send application/x-protobuf or application/json"}',
+                return self.send_bytes(415, b'{"message":"send application/x-protobuf or application/json"}',
                                    "application/json")
         except Exception as exc:  # a malformed export is the client's: 400, never a crash
             recv.reject()
-            return self._reply(400, json.dumps({"message": f"not an OTLP trace export: {type(exc).__name__}"}
+            return self.send_bytes(400, json.dumps({"message": f"not an OTLP trace export: {type(exc).__name__}"}
                                                ).encode(), "application/json")
         recv.accept(doc)
-        self._reply(200, reply, rtype)
+        self.send_bytes(200, reply, rtype)
 
 
 # the handler answers through the receiver, so it is defined after it

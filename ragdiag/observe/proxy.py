@@ -34,13 +34,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ragdiag.errors import ConfigError
-from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
+from ragdiag.http_server import (
+    BackgroundHandler,
+    BackgroundHTTPServer,
+    BackgroundServer,
+    wait_for_interrupt,
+)
 
 log = logging.getLogger("ragdiag.observe.proxy")
 
@@ -234,7 +238,7 @@ class RecordingProxy(BackgroundServer):
         t0 = time.perf_counter()
         split = urlsplit(h.path)
         if h.command == "GET" and split.path == STATS_PATH:
-            return h.reply(200, json.dumps(self.stats()).encode(), "application/json")
+            return h.send_bytes(200, json.dumps(self.stats()).encode(), "application/json")
         self.stats_.add("requests")
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length > 0 else b""
@@ -247,7 +251,7 @@ class RecordingProxy(BackgroundServer):
             log.warning("refused a write: %s %s", h.command, split.path)
             data = json.dumps({"error": {"code": "Forbidden", "message": "ragdiag record is read-only: "
                                          f"{h.command} {split.path} was refused and not sent"}}).encode()
-            h.reply(403, data, "application/json; charset=utf-8")
+            h.send_bytes(403, data, "application/json; charset=utf-8")
             self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, 403, True,
                                   headers, b"", b"", "", (time.perf_counter() - t0) * 1000, None, secrets))
             return
@@ -264,14 +268,14 @@ class RecordingProxy(BackgroundServer):
             self.stats_.add("upstream_errors")
             data = json.dumps({"error": {"code": "BadGateway", "message": f"ragdiag record: the upstream "
                                          f"service did not answer ({type(exc).__name__})"}}).encode()
-            h.reply(502, data, "application/json; charset=utf-8")
+            h.send_bytes(502, data, "application/json; charset=utf-8")
             self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, 502, False,
                                   headers, body, b"", "", (time.perf_counter() - t0) * 1000, None, secrets))
             return
         upstream_ms = (time.perf_counter() - t1) * 1000
         self.stats_.add("forwarded")
         ctype = next((v for k, v in rheaders if k.lower() == "content-type"), "")
-        h.reply(status, rbody, ctype, [(k, v) for k, v in rheaders
+        h.send_bytes(status, rbody, ctype, [(k, v) for k, v in rheaders
                                        if k.lower() not in _HOP and k.lower() not in ("content-type", "content-encoding")])
         self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, status, False, headers,
                               body, rbody, ctype, (time.perf_counter() - t0) * 1000, upstream_ms, secrets))
@@ -480,21 +484,11 @@ class _Server(BackgroundHTTPServer):
     owner: RecordingProxy
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BackgroundHandler):
     server_version = "ragdiag-record"
-    sys_version = ""
+    log = log
+    tcp_nodelay = True
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        try:
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)  # the request line only, never headers
 
     def _dispatch(self) -> None:
         try:
@@ -503,18 +497,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_MERGE = do_HEAD = do_OPTIONS = _dispatch
-
-    def reply(self, status: int, data: bytes, content_type: str,
-              headers: list[tuple[str, str]] | None = None) -> None:
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in headers or ():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
 
 
 def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: str | None,
@@ -532,10 +514,7 @@ def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: 
         announce(f"OTLP/HTTP traces on {otlp.url}/v1/traces -> {otlp.out}")
     announce("Ctrl-C to stop")
     try:
-        while True:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        wait_for_interrupt()
     finally:
         proxy.stop()
         if otlp is not None:

@@ -41,12 +41,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace as dc_replace
 from datetime import date, datetime
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ragdiag.errors import ConfigError, RagdiagError
-from ragdiag.http_server import BackgroundHTTPServer, BackgroundServer
+from ragdiag.http_server import BackgroundHandler, BackgroundHTTPServer, BackgroundServer
 from ragdiag.model import SearchRequest, Trace
 from ragdiag.model.schema import Vectorizer
 from ragdiag.targets.base import has_capability
@@ -615,40 +614,20 @@ class _Server(BackgroundHTTPServer):
     owner: Emulator
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BackgroundHandler):
     server_version = "ragdiag-emulator"
-    sys_version = ""
+    log = log
+    tcp_nodelay = True
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in separate writes; without TCP_NODELAY, Nagle and delayed
-        # ACKs stall every keep-alive response by ~40 ms (measured: 62 ms vs 16 ms a request).
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        # Request lines only (never headers, so never a key).
-        log.debug("%s %s", self.address_string(), format % args)
 
     def _dispatch(self) -> None:
         self.server.owner.handle(self, self.command)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_MERGE = _dispatch
 
-    def send_bytes(self, status: int, data: bytes, content_type: str,
-                   headers: Mapping[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-
     def send_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
         self.send_bytes(status, _dumps(obj), "application/json; odata.metadata=none; charset=utf-8",
-                        headers)
+                        (headers or {}).items())
 
     def send_text(self, status: int, text: str) -> None:
         self.send_bytes(status, text.encode("utf-8"), "text/plain; charset=utf-8")
