@@ -1,4 +1,4 @@
-"""One lifecycle for ragdiag's loopback HTTP servers: bind, serve from a thread, stop.
+"""One lifecycle for ragdiag's loopback HTTP servers: bind, serve from a thread, answer, stop.
 
 The emulator (`ragdiag serve`), the recording proxy (`ragdiag record`) and the OTLP receiver
 (`ragdiag record --otlp`) each answer HTTP from a background thread while the caller goes on
@@ -7,7 +7,8 @@ The emulator (`ragdiag serve`), the recording proxy (`ragdiag record`) and the O
 thread, the URL, an idempotent `start`/`stop`, the context manager, and cleaning up whatever
 was opened when starting fails half way. Subclasses name their request handler and fill the
 hooks: `_open` (the files the handlers write), `_prepare` (the bound socket: TLS),
-`_workers` (further threads), `_stopping` (wake them) and `_close`.
+`_workers` (further threads), `_stopping` (wake them) and `_close`. Their request handlers
+derive from `BackgroundHandler` (keep-alive, quiet logging, `send_bytes`).
 """
 
 from __future__ import annotations
