@@ -43,13 +43,7 @@ def check_output(path: str | os.PathLike[str], what: str = "output") -> Path:
         raise OutputError(f"the path of the {what} {problem}", path=short_path(text))
     p = Path(path)
     shown = short_path(p)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        # ENOTDIR: a parent is a file
-        raise OutputError(f"cannot write the {what} there: {_reason(exc)}{_file_parent(p)}", path=shown) from None
+    st = _stat(p, what, shown, " there")
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(f"is a folder; the {what} needs a file path (e.g. {p / 'out'})", path=shown)
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -84,6 +78,17 @@ def check_output_dir(path: str | os.PathLike[str], what: str = "outputs") -> Pat
     return p
 
 
+def _stat(p: Path, what: str, shown: str, where: str = "") -> os.stat_result | None:
+    """`p`'s status, None when it does not exist yet; `OutputError` when it cannot be asked (ENOTDIR:
+    a folder on the way is a file)."""
+    try:
+        return p.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OutputError(f"cannot write the {what}{where}: {_reason(exc)}{_file_parent(p)}", path=shown) from None
+
+
 def _file_parent(p: Path, always: bool = False) -> str:
     """", its folder X is a file" when an ancestor of `p` is a regular file."""
     for anc in p.parents:
@@ -99,12 +104,7 @@ def write_text(path: str | os.PathLike[str], text: str, what: str = "output") ->
     """Write `text` (UTF-8) to `path` atomically (see the module docstring)."""
     p = Path(path)
     shown = str(p)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise OutputError(f"cannot write the {what}: {_reason(exc)}{_file_parent(p)}", path=shown) from None
+    st = _stat(p, what, shown)
     data = text.encode("utf-8")
     if st is not None and not stat.S_ISREG(st.st_mode):
         if stat.S_ISDIR(st.st_mode):

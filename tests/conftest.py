@@ -44,3 +44,11 @@ def checklist():
     from ragdiag.inputs.checklist import load_checklist
 
     return load_checklist()
+
+
+@pytest.fixture(scope="module")
+def specs():
+    """The checklist, loaded once per test module (a test may not mutate it for the next module)."""
+    from ragdiag.inputs.checklist import load_checklist
+
+    return load_checklist()

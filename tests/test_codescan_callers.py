@@ -9,19 +9,8 @@ keys, and an unknown receiver leaves the parameter unresolved instead of guessin
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 from ragdiag.codescan import scan_path
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content), encoding="utf-8")
-    return tmp_path
-
+from tests.codescan_trees import tree
 
 CLIENT = """
     import aiohttp

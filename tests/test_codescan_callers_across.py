@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragdiag.codescan import scan_path
+from tests.codescan_trees import tree as _tree
 
 STORE = '''import faiss
 import numpy as np
@@ -48,14 +49,6 @@ app = FastAPI()
 def chat(q: str):
     return answer(q)
 '''
-
-
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
 
 
 def _site(root: Path, file: str):

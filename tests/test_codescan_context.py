@@ -9,33 +9,14 @@ the judged model calls, and a wrapper nobody calls is a gap.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-import pytest
-
-from ragdiag.checks import resolve, run_check
 from ragdiag.codescan import scan_path
-from ragdiag.engine.context import AuditContext
-from ragdiag.inputs.checklist import load_checklist
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return load_checklist()
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content), encoding="utf-8")
-    return tmp_path
+from tests.codescan_trees import run_on_code, tree
 
 
 def budgets(specs, root: Path):
-    return run_check(resolve(specs["context_budgets"]), AuditContext(config=None, target=None, runner=None,
-                                                                    client_code=root), specs["context_budgets"])
+    return run_on_code(specs, "context_budgets", root)
 
 
 RETRIEVAL = """

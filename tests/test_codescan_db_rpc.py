@@ -9,16 +9,13 @@ is not in the tree is a gap, not "no trimming".
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from ragdiag.checks import resolve, run_check
 from ragdiag.codescan import scan_path
 from ragdiag.codescan.sql_catalog import SqlCatalog, read_sql
-from ragdiag.engine.context import AuditContext
-from ragdiag.inputs.checklist import load_checklist
+from tests.codescan_trees import run_on_code, tree
 
 MATCH = """
 create or replace function match_sections(query_embedding vector(384), match_threshold float, match_count int)
@@ -56,19 +53,6 @@ Deno.serve(async (req) => {{
   return new Response(JSON.stringify(sections));
 }});
 """
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return load_checklist()
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content), encoding="utf-8")
-    return tmp_path
 
 
 def supabase_app(tmp_path: Path, *, key: str = "Deno.env.get('SUPABASE_ANON_KEY')", definer: str = "",
@@ -115,8 +99,7 @@ def test_row_level_security_with_the_callers_token_is_trimming(specs, tmp_path):
     (acl,) = scan.acl_sites
     assert acl.mechanism == "row_level_security" and "the caller's token" in acl.detail
     assert not scan.fail_open
-    f = run_check(resolve(specs["acl_trimming"]), AuditContext(config=None, target=None, runner=None,
-                                                              client_code=root), specs["acl_trimming"])
+    f = run_on_code(specs, "acl_trimming", root)
     # found, not verified without a target: never "no trimming"
     assert f.status == "skipped" and "row-level security" in f.headline.lower()
 
@@ -130,8 +113,7 @@ def test_the_service_key_or_a_security_definer_function_bypasses_row_level_secur
     root = supabase_app(tmp_path, key=key, definer=definer)
     (fo,) = scan_path(root).fail_open
     assert fo.kind == "rls_bypassed" and why in fo.evidence
-    f = run_check(resolve(specs["acl_trimming"]), AuditContext(config=None, target=None, runner=None,
-                                                              client_code=root), specs["acl_trimming"])
+    f = run_on_code(specs, "acl_trimming", root)
     assert f.status == "fail" and "row-level security" in f.headline
 
 
@@ -142,8 +124,7 @@ def test_a_database_function_whose_sql_is_not_in_the_tree_is_a_gap(specs, tmp_pa
     assert site.kind == "sql_similarity" and site.value("k") == 5
     (gap,) = scan.gaps
     assert gap.kind == "sql_function_missing" and "match_sections" in gap.detail
-    f = run_check(resolve(specs["acl_trimming"]), AuditContext(config=None, target=None, runner=None,
-                                                              client_code=root), specs["acl_trimming"])
+    f = run_on_code(specs, "acl_trimming", root)
     assert f.status == "skipped" and "cannot say there is none" in f.headline
 
 

@@ -9,33 +9,9 @@ application fully readable passes (or says "none").
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-import pytest
-
-from ragdiag.checks import resolve, run_check
 from ragdiag.codescan import ResolvedValue, scan_path
-from ragdiag.engine.context import AuditContext
-from ragdiag.inputs.checklist import load_checklist
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return load_checklist()
-
-
-def app(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content), encoding="utf-8")
-    return tmp_path
-
-
-def run(specs, check_id: str, root: Path):
-    ctx = AuditContext(config=None, target=None, runner=None, client_code=root)
-    return run_check(resolve(specs[check_id]), ctx, specs[check_id])
+from tests.codescan_trees import run_on_code as run
+from tests.codescan_trees import tree as app
 
 
 def ids(f) -> set[str]:

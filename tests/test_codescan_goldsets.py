@@ -5,29 +5,9 @@ read and validated; configuration and fixtures that merely look like data are no
 from __future__ import annotations
 
 import json
-import textwrap
-from pathlib import Path
 
-import pytest
-
-from ragdiag.checks import resolve, run_check
 from ragdiag.codescan import scan_path
-from ragdiag.engine.context import AuditContext
-from ragdiag.inputs.checklist import load_checklist
-
-
-@pytest.fixture(scope="module")
-def specs():
-    return load_checklist()
-
-
-def tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for name, content in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(content), encoding="utf-8")
-    return tmp_path
-
+from tests.codescan_trees import run_on_code, tree
 
 PAIRS = """
 - question: How many vacation days do new employees get?
@@ -55,8 +35,7 @@ def test_a_goldset_in_an_unusual_folder_is_found_by_its_content_and_validated(sp
     assert "1 of 4 records without expected sources" in pairs.problems and "1 duplicate question(s)" in pairs.problems
     assert "found by its content" in pairs.evidence
     assert found["app/fixtures/qa.csv"].kind == "no_source_ids"
-    f = run_check(resolve(specs["goldset"]), AuditContext(config=None, target=None, runner=None, client_code=root),
-                  specs["goldset"])
+    f = run_on_code(specs, "goldset", root)
     assert f.status == "warn" and "docs/review/pairs.yaml" in f.headline and "duplicate" in f.headline
     rows = {r["file"]: r for r in f.evidence_table("goldset_files").records()}
     assert rows["docs/review/pairs.yaml"]["duplicates"] == 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ragdiag.codescan import scan_path
 from ragdiag.codescan.reach import CallGraph, js_graph, langgraph_entries, python_graph
+from tests.codescan_trees import tree as _tree
 
 SEARCH = '''from azure.search.documents import SearchClient
 
@@ -23,14 +24,6 @@ def find(question: str) -> list:
 def old_find(question: str) -> list:
     return list(client.search(search_text=question, top=50))
 '''
-
-
-def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
 
 
 def _classes(root: Path) -> dict[str, tuple[str, str]]:

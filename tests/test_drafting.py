@@ -26,6 +26,7 @@ from ragdiag.errors import InputDataError
 from ragdiag.inputs.goldset import load_goldset
 from ragdiag.model.schema import BOOLEAN, STRING, STRING_COLLECTION, Field, IndexSchema
 from ragdiag.targets.local import LocalIndexSpec, LocalTarget
+from tests.drafting_worlds import ByTopTarget, tops_policy
 from tests.fakes import FakeEmbedder
 
 IDENTITIES = {"sam.support": ("all-staff", "support"), "lena.legal": ("all-staff", "legal", "sales"),
@@ -471,32 +472,14 @@ def test_markup_stripping_does_not_mangle_titles():
     assert clean_markup("=== Seilloser Aufzug ===\nText") == "Seilloser Aufzug\nText"
 
 
-class _RotatingTarget:
+class _RotatingTarget(ByTopTarget):
     """Returns x, y, z rotated by the request's `top` (10: x y z, 20: y z x, 30: z x y)."""
 
-    def search(self, request):
-        from types import SimpleNamespace
-
-        keys = ["x", "y", "z"]
-        r = {10: 0, 20: 1, 30: 2}[request.top]
-        return SimpleNamespace(keys=tuple(keys[r:] + keys[:r]))
+    def rankings(self, request):
+        return (["x", "y", "z"], ["y", "z", "x"], ["z", "x", "y"])
 
 
-def _policy_with_tops():
-    from ragdiag.policy import loads_policy
-
-    return loads_policy("""
-[policy]
-name = "tops"
-[routes]
-default = "p10"
-[profiles.p10]
-top = 10
-[profiles.p20]
-top = 20
-[profiles.p30]
-top = 30
-""")
+_policy_with_tops = tops_policy
 
 
 def test_the_draft_reports_its_own_expected_agreement():

@@ -30,35 +30,20 @@ from ragdiag.drafting.validity import (
     compare_workloads,
     real_questions_of,
 )
+from tests.drafting_worlds import ByTopTarget, tops_policy
 
 
-class _WorkloadTarget:
-    def search(self, request):
+class _WorkloadTarget(ByTopTarget):
+    def rankings(self, request):
         kind, key = request.search.split()[:2]
-        p = {10: 0, 20: 1, 30: 2}[request.top]
-        lists = {
+        return {
             "lookup": ([key, "a", "b", "x10"], [key, "b", "a", "x20"], ["x30", "a", key, "b"]),
             "topic": (["u1", "u2", "u3", "u4"], ["v1", "v2", "u1", "u2"], ["w1", "v1", "u1", "w2"]),
             "seek": (["x10", "a", key, "b"], [key, "b", "a", "x20"], [key, "a", "b", "x30"]),
         }[kind]
-        return SimpleNamespace(keys=tuple(lists[p]))
 
 
-def _policy():
-    from ragdiag.policy import loads_policy
-
-    return loads_policy("""
-[policy]
-name = "tops"
-[routes]
-default = "p10"
-[profiles.p10]
-top = 10
-[profiles.p20]
-top = 20
-[profiles.p30]
-top = 30
-""")
+_policy = tops_policy
 
 
 def _drafts():

@@ -243,6 +243,17 @@ def test_audit_lookup_and_dataframe():
     assert "worst: warn" in repr(a)
 
 
+NAMES = {"ranking", "tables", "lists", "report", "scan", "findings", "order", "salt"}
+
+
+def test_sets_in_meta_and_recommendations_come_out_sorted_whatever_the_hash_salt():
+    """A set's iteration order follows PYTHONHASHSEED; the JSON must not: sorted at the boundary."""
+    a = AuditResult((_finding(recommendations=set(NAMES)),), {"routes": set(NAMES), "nested": {"f": frozenset(NAMES)}},
+                    loss_funnel={"stages": set(NAMES)})
+    assert a.meta["routes"] == a.meta["nested"]["f"] == a.loss_funnel["stages"] == sorted(NAMES)
+    assert a.findings[0].recommendations == tuple(sorted(NAMES))
+
+
 def test_meta_nan_becomes_null():
     a = AuditResult((), {"duration": float("nan"), "n": np.int64(3)})
     assert a.meta == {"duration": None, "n": 3}

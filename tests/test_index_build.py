@@ -111,7 +111,9 @@ def test_sigint_during_the_index_build_of_an_audit_writes_partial_findings(tmp_p
     out = tmp_path / "findings.json"
     env = {**os.environ, "RAGDIAG_CACHE": str(tmp_path / "cold-cache"), "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "audit", str(cfg), "--json", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            # a suite run in the background ignores SIGINT, and so would the child
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     seen = ""
     while "building local index" not in seen and time.monotonic() < deadline:

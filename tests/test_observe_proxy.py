@@ -223,9 +223,12 @@ def test_bad_upstreams_are_refused(tmp_path):
 def test_the_record_command_records_and_stops_on_sigint(emu, tmp_path):
     out = tmp_path / "traffic.jsonl"
     env = {**os.environ, "UPSTREAM_KEY": KEY}
+    # a suite started in the background (`nohup ... &`) ignores SIGINT, and a child inherits that:
+    # the command under test gets Ctrl-C's default back, as in a terminal
     proc = subprocess.Popen([sys.executable, "-m", "ragdiag", "record", "--upstream", emu.url, "--listen",
                              "127.0.0.1:0", "--out", str(out), "--api-key-env", "UPSTREAM_KEY"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         url = line.split(" on ", 1)[1].split(" ", 1)[0]

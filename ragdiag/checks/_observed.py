@@ -16,6 +16,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from ragdiag.checks._reranker_bands import Bands, judge
 from ragdiag.checks.base import Verdict
 from ragdiag.observe.shapes import filter_clauses, pool, quantile, template
 
@@ -57,9 +58,8 @@ def reranker_scores(ctx: Any, spec: Any, v: Verdict) -> None:
     before = v.has_observations
     if v.skipped:
         v.unskip()
-    warn_median, fail_median = spec.threshold("warn_median_top1"), spec.threshold("fail_median_top1")
-    warn_share, share_t = spec.threshold("warn_share_below"), spec.threshold("warn_share_threshold")
-    band = spec.threshold("somewhat_relevant")
+    bands = Bands.from_spec(spec)
+    warn_median, band = bands.warn_median, bands.band
     top1: dict[str, list[float]] = defaultdict(list)
     partial: list[Any] = []
     for s in sem:
@@ -73,20 +73,15 @@ def reranker_scores(ctx: Any, spec: Any, v: Verdict) -> None:
             top1[obs.route_of(s)].append(scores[0])
     rows = []
     for route, vals in sorted(top1.items()):
-        med, below = quantile(vals, 0.5), sum(x < share_t for x in vals) / len(vals)
-        verdict = "ok"
-        if med < fail_median:
-            v.fail("observed.rr_median_below", route=route, median=med, min=fail_median, requests=len(vals))
-            verdict = "fail"
-        elif med < warn_median:
-            v.warn("observed.rr_median_below", route=route, median=med, min=warn_median, requests=len(vals))
-            verdict = "warn"
-        if below > warn_share:
-            v.warn("observed.rr_share_below", route=route, share=below, threshold=share_t, max=warn_share,
-                   requests=len(vals))
-            verdict = "fail" if verdict == "fail" else "warn"
-        rows.append((route, len(vals), quantile(vals, 0.1), med, quantile(vals, 0.9),
-                     sum(x < band for x in vals) / len(vals), v.msg(f"observed.verdict_{verdict}")))
+        j = judge(vals, bands)  # check 1's bands, the same function its measured scores go through
+        if j.median_level is not None:
+            getattr(v, j.median_level)("observed.rr_median_below", route=route, median=j.median, min=j.median_min,
+                                       requests=len(vals))
+        if j.share_warns:
+            v.warn("observed.rr_share_below", route=route, share=j.share_below_threshold,
+                   threshold=bands.share_threshold, max=bands.warn_share, requests=len(vals))
+        rows.append((route, len(vals), quantile(vals, 0.1), j.median, quantile(vals, 0.9),
+                     j.share_below_band, v.msg(f"observed.verdict_{j.verdict}")))
     v.table("observed_scores", "observed.t_scores", ("obs_route", "obs_requests", "top1_p10", "top1_median",
                                                       "top1_p90", "share_below_band"), [r[:6] for r in rows],
             band=band)

@@ -37,6 +37,7 @@ from ragdiag.checks._code_evidence import (
     site_class,
 )
 from ragdiag.checks._common import quantile, semantic_profiles, share
+from ragdiag.checks._reranker_bands import Bands, judge
 from ragdiag.checks.base import Check, Verdict
 from ragdiag.checks.figures import column_values, plt, text
 from ragdiag.checks.registry import register
@@ -120,12 +121,10 @@ class RerankerScores(Check):
                 v.passed("pass_code", n=len(sound), where=short(v, sound))
                 return
             v.skip("no_semantic_profile", profiles=len(policy.profiles))
-        warn_median = spec.threshold("warn_median_top1")
-        warn_share = spec.threshold("warn_share_below")
-        share_t = spec.threshold("warn_share_threshold")
-        fail_median = spec.threshold("fail_median_top1")
+        bands = Bands.from_spec(spec)
+        warn_median, warn_share, share_t = bands.warn_median, bands.warn_share, bands.share_threshold
         warn_lower = bool(spec.threshold("warn_if_rerank_lowers_ndcg"))
-        band = spec.threshold("somewhat_relevant")
+        band = bands.band
         sem = {p.name for p in semantic}
         v.nothing_observed("no_semantic_question", profiles=len(sem), source=ctx.question_source)
 
@@ -171,24 +170,19 @@ class RerankerScores(Check):
         # each profile is judged on its own scores: a healthy profile must not hide a starved one
         rows, low = [], []
         for name, vals in sorted(top1.items()):
-            med, below_t = quantile(vals, 0.5), share(s < share_t for s in vals)
-            v.metric(f"median_top1[{name}]", med)
-            verdict = "ok"
-            if med < fail_median:
-                v.fail("median_below", profile=name, median=med, min=fail_median, questions=len(vals))
-                verdict = "fail"
-            elif med < warn_median:
-                v.warn("median_below", profile=name, median=med, min=warn_median, questions=len(vals))
-                verdict = "warn"
-            if below_t > warn_share:
-                v.warn("share_below", profile=name, share=below_t, threshold=share_t, max=warn_share,
-                       questions=len(vals))
-                verdict = "fail" if verdict == "fail" else "warn"
-            if med < warn_median:
+            j = judge(vals, bands)
+            v.metric(f"median_top1[{name}]", j.median)
+            if j.median_level is not None:
+                getattr(v, j.median_level)("median_below", profile=name, median=j.median, min=j.median_min,
+                                           questions=len(vals))
+            if j.share_warns:
+                v.warn("share_below", profile=name, share=j.share_below_threshold, threshold=share_t,
+                       max=warn_share, questions=len(vals))
+            if j.median < warn_median:
                 low.append(name)
-            rows.append((name, len(vals), quantile(vals, 0.1), med, quantile(vals, 0.9),
-                         quantile(topk[name], 0.5), share(s < band for s in vals), below_t,
-                         v.msg(f"verdict_{verdict}")))
+            rows.append((name, len(vals), quantile(vals, 0.1), j.median, quantile(vals, 0.9),
+                         quantile(topk[name], 0.5), j.share_below_band, j.share_below_threshold,
+                         v.msg(f"verdict_{j.verdict}")))
         v.table("scores_per_profile", "t_per_profile",
                 ("profile", "queries", "top1_p10", "top1_median", "top1_p90", "topk_median", "share_below_band",
                  "share_below_threshold", "verdict"), rows, band=band, threshold=share_t)

@@ -1,18 +1,21 @@
 """What the code scanner reports: frozen, JSON-safe records with file:line.
 
-Every record has `to_dict()` (JSON-safe) and a `location` ("file:line", the
-file relative to the scanned root, POSIX separators). Mappings are plain
-dicts; tuples stand for lists.
+Every record has `to_dict()` (JSON-safe), `from_dict()` (its inverse) and a
+`location` ("file:line", the file relative to the scanned root, POSIX
+separators). Mappings are plain dicts; tuples stand for lists.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, ClassVar
 
 #: Kinds of search call sites.
 SEARCH_KINDS = ("azure_search", "azure_vector_query", "rest_search", "faiss_search", "langchain",
@@ -54,16 +57,58 @@ def jsonable(value: Any) -> Any:
 
 
 class _Record:
-    """Shared helpers: `to_dict()`, `location`."""
+    """Shared helpers: `to_dict()` / `from_dict()` (one serialiser for every record), `location`."""
+
+    #: properties written after the fields (computed, so `from_dict` ignores them)
+    _derived: ClassVar[tuple[str, ...]] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        """The fields in declaration order, then the derived properties, JSON-safe (`jsonable`)."""
+        out = {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        out.update((name, jsonable(getattr(self, name))) for name in self._derived)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+        """The record `to_dict()` wrote: lists back to tuples, nested records rebuilt by the field types.
+
+        ``cls.from_dict(r.to_dict()) == r`` for every record whose `Any` fields hold JSON values
+        (a tuple in an `Any` field comes back as a list); derived keys are ignored.
+        """
+        hints = _field_types(cls)
+        return cls(**{name: _decode(tp, data[name]) for name, tp in hints.items() if name in data})
 
     @property
     def location(self) -> str:
         line = getattr(self, "line", None)
         path = getattr(self, "file", None) or getattr(self, "path", "")
         return f"{path}:{line}" if line else str(path)
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    """The dataclass fields of `cls` and their resolved types (the annotations are strings here)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _decode(tp: Any, value: Any) -> Any:
+    """`value` as `jsonable` wrote it, turned back into type `tp` (tuples, mappings, records, optionals)."""
+    if value is None or tp is Any:
+        return value
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        arms = [a for a in args if a is not type(None)]
+        return _decode(arms[0], value) if len(arms) == 1 else value
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        return tuple(_decode(a, v) for a, v in zip(args, value, strict=True))
+    if origin in (Mapping, dict):
+        return {k: _decode(args[1], v) for k, v in value.items()}
+    if isinstance(tp, type) and issubclass(tp, _Record):
+        return tp.from_dict(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,6 +135,8 @@ class ResolvedValue(_Record):
     they interpolate (also those of strings concatenated with variables).
     """
 
+    _derived: ClassVar[tuple[str, ...]] = ("outcome",)
+
     value: Any
     resolved: bool
     source: str
@@ -112,11 +159,6 @@ class ResolvedValue(_Record):
         if not self.resolved:
             return "unresolved"
         return "library_default" if self.source.startswith("library_default") else "resolved"
-
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out["outcome"] = self.outcome
-        return out
 
     def __repr__(self) -> str:
         mark = "" if self.resolved else "?"

@@ -209,14 +209,16 @@ def _meta(value: Any, where: str) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _meta(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [_meta(v, where) for v in value]
+        # a set's order is the string-hash salt's: sorted, as in `_cell`, so the JSON is the same every run
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [_meta(v, where) for v in items]
     return _jsonable(_cell(value, where))
 
 
 def _text_tuple(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
-    out = tuple(value)
+    out = tuple(sorted(value, key=str) if isinstance(value, set | frozenset) else value)  # a set: a stable order
     for item in out:
         if not isinstance(item, str):
             raise TypeError(f"{where}: expected strings, got {type(item).__name__} {item!r}")

@@ -77,14 +77,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _traces_only(otlp: Any) -> int:
-    import time
+    from ragdiag.http_server import wait_for_interrupt
 
     print(f"OTLP/HTTP traces on {otlp.url}/v1/traces -> {otlp.out}; Ctrl-C to stop")
     try:
-        while True:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        wait_for_interrupt()
     finally:
         otlp.stop()
         print(f"stopped; {otlp.stats()}")

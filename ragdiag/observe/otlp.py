@@ -14,10 +14,10 @@ import gzip
 import json
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from ragdiag.http_server import BackgroundHandler, BackgroundHTTPServer, BackgroundServer
 from ragdiag.observe.spans import _id
 
 log = logging.getLogger("ragdiag.observe.otlp")
@@ -46,56 +46,29 @@ def protobuf_to_json(data: bytes) -> dict[str, Any]:
     return doc
 
 
-class OtlpReceiver:
+class OtlpReceiver(BackgroundServer):
     """Receive OTLP/HTTP trace exports and append them to `out` as OTLP/JSON lines."""
+
+    thread_name = "ragdiag-otlp"
+    join_timeout_s = 10.0
+    port_option = "--otlp"
 
     def __init__(self, *, out: str | Path, host: str = "127.0.0.1", port: int = 4318,
                  append: bool = False) -> None:
+        super().__init__(host=host, port=port)
         self.out = Path(out)
-        self.host, self.port = host, port
         self.append = append
         self.exports = 0
         self.spans = 0
         self.rejected = 0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    @property
-    def url(self) -> str | None:
-        if self._server is None:
-            return None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+    def _open(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
 
-    def start(self) -> str:
-        if self._server is None:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
-            server = _Server((self.host, self.port), _Handler)
-            server.receiver = self
-            self._server = server
-            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                            name="ragdiag-otlp", daemon=True)
-            self._thread.start()
-        return self.url  # type: ignore[return-value]
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+    def _close(self) -> None:
         self._fh.close()
-
-    def __enter__(self) -> OtlpReceiver:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def stats(self) -> dict[str, int]:
         with self._lock:
@@ -116,39 +89,26 @@ class OtlpReceiver:
             self.rejected += 1
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    receiver: OtlpReceiver
+class _Server(BackgroundHTTPServer):
+    owner: OtlpReceiver
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BackgroundHandler):
     server_version = "ragdiag-otlp"
-    sys_version = ""
+    log = log
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)
-
-    def _reply(self, status: int, data: bytes, ctype: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        recv = self.server.receiver
+        recv = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         if self.path.split("?")[0] != TRACES_PATH:
             self.rfile.read(length)
             recv.reject()
-            return self._reply(404, b'{"message":"only /v1/traces is received here"}', "application/json")
+            return self.send_bytes(404, b'{"message":"only /v1/traces is received here"}', "application/json")
         if length > MAX_EXPORT_BYTES:
             recv.reject()
             self.close_connection = True
-            return self._reply(413, b'{"message":"export too large"}', "application/json")
+            return self.send_bytes(413, b'{"message":"export too large"}', "application/json")
         data = self.rfile.read(length)
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
             data = gzip.decompress(data)
@@ -164,14 +124,17 @@ class _Handler(BaseHTTPRequestHandler):
                 reply, rtype = b"{}", "application/json"
             else:
                 recv.reject()
-                return self._reply(415, b'{"message":"send application/x-protobuf or application/json"}',
+                return self.send_bytes(415, b'{"message":"send application/x-protobuf or application/json"}',
                                    "application/json")
         except Exception as exc:  # a malformed export is the client's: 400, never a crash
             recv.reject()
-            return self._reply(400, json.dumps({"message": f"not an OTLP trace export: {type(exc).__name__}"}
+            return self.send_bytes(400, json.dumps({"message": f"not an OTLP trace export: {type(exc).__name__}"}
                                                ).encode(), "application/json")
         recv.accept(doc)
-        self._reply(200, reply, rtype)
+        self.send_bytes(200, reply, rtype)
 
+
+# the handler answers through the receiver, so it is defined after it
+OtlpReceiver.handler, OtlpReceiver.server_class = _Handler, _Server
 
 __all__ = ["OtlpReceiver", "TRACES_PATH", "protobuf_to_json"]

@@ -34,12 +34,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ragdiag.errors import ConfigError
+from ragdiag.http_server import (
+    BackgroundHandler,
+    BackgroundHTTPServer,
+    BackgroundServer,
+    wait_for_interrupt,
+)
 
 log = logging.getLogger("ragdiag.observe.proxy")
 
@@ -133,12 +138,16 @@ class _Stats:
             return dict(self.counts)
 
 
-class RecordingProxy:
+class RecordingProxy(BackgroundServer):
     """Forward reads to `upstream`, refuse writes, record every request into `out` (JSONL).
 
     >>> with RecordingProxy("http://127.0.0.1:8765", out="traffic.jsonl") as proxy:
     ...     client = SearchClient(proxy.url, "docs", AzureKeyCredential(key))
     """
+
+    thread_name = "ragdiag-record"
+    join_timeout_s = 30.0
+    port_option = "--listen"
 
     def __init__(self, upstream: str, *, out: str | Path, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, tls: tuple[Path, Path] | None = None,
@@ -157,8 +166,8 @@ class RecordingProxy:
         self._uport = parts.port or (443 if parts.scheme == "https" else 80)
         self._ubase = parts.path.rstrip("/")
         self._host_header = self._uhost if self._uport in (80, 443) else f"{self._uhost}:{self._uport}"
+        super().__init__(host=host, port=port)
         self.out = Path(out)
-        self.host, self.port = host, port
         self.tls = tls
         self.timeout_s = timeout_s
         self.append = append
@@ -169,63 +178,37 @@ class RecordingProxy:
         self._seq_lock = threading.Lock()
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._local = threading.local()
-        self._server: ThreadingHTTPServer | None = None
-        self._threads: list[threading.Thread] = []
         self._key_fields: dict[str, str | None] = {}
         self._write_lock = threading.Lock()  # the writer thread writes, flush() may flush from another
 
     def __repr__(self) -> str:
         return f"RecordingProxy(url={self.url!r}, upstream={self.upstream!r}, out={str(self.out)!r})"
 
-    # ---- lifecycle ---------------------------------------------------------------------------------
+    # ---- lifecycle (BackgroundServer's hooks) ------------------------------------------------------
     @property
-    def url(self) -> str | None:
-        if self._server is None:
-            return None
-        host, port = self._server.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
-        return f"{'https' if self.tls else 'http'}://{host}:{port}"
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
 
-    def start(self) -> str:
-        if self._server is not None:
-            return self.url  # type: ignore[return-value]
+    def _open(self) -> None:
         self.out.parent.mkdir(parents=True, exist_ok=True)
         self._fh = self.out.open("a" if self.append else "w", encoding="utf-8")
-        server = _Server((self.host, self.port), _Handler)
+
+    def _prepare(self, server: BackgroundHTTPServer) -> None:
         if self.tls is not None:
             from ragdiag.observe.tls import server_context
 
             # the handshake runs in the handler thread, not in the accept loop
             server.socket = server_context(*self.tls).wrap_socket(server.socket, server_side=True,
                                                                   do_handshake_on_connect=False)
-        server.proxy = self
-        self._server = server
-        writer = threading.Thread(target=self._write_loop, name="ragdiag-record-writer", daemon=True)
-        serve = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                 name="ragdiag-record", daemon=True)
-        self._threads = [writer, serve]
-        for t in self._threads:
-            t.start()
-        return self.url  # type: ignore[return-value]
 
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        self._queue.put(None)
-        for t in self._threads:
-            t.join(timeout=30)
-        self._threads = []
+    def _workers(self) -> list[threading.Thread]:
+        return [threading.Thread(target=self._write_loop, name="ragdiag-record-writer", daemon=True)]
+
+    def _stopping(self) -> None:
+        self._queue.put(None)  # the writer drains the queue, then ends
+
+    def _close(self) -> None:
         self._fh.close()
-
-    def __enter__(self) -> RecordingProxy:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def stats(self) -> dict[str, int]:
         """Counters: requests, forwarded, refused_writes, upstream_errors, recorded, record_errors."""
@@ -255,7 +238,7 @@ class RecordingProxy:
         t0 = time.perf_counter()
         split = urlsplit(h.path)
         if h.command == "GET" and split.path == STATS_PATH:
-            return h.reply(200, json.dumps(self.stats()).encode(), "application/json")
+            return h.send_bytes(200, json.dumps(self.stats()).encode(), "application/json")
         self.stats_.add("requests")
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length > 0 else b""
@@ -268,7 +251,7 @@ class RecordingProxy:
             log.warning("refused a write: %s %s", h.command, split.path)
             data = json.dumps({"error": {"code": "Forbidden", "message": "ragdiag record is read-only: "
                                          f"{h.command} {split.path} was refused and not sent"}}).encode()
-            h.reply(403, data, "application/json; charset=utf-8")
+            h.send_bytes(403, data, "application/json; charset=utf-8")
             self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, 403, True,
                                   headers, b"", b"", "", (time.perf_counter() - t0) * 1000, None, secrets))
             return
@@ -285,14 +268,14 @@ class RecordingProxy:
             self.stats_.add("upstream_errors")
             data = json.dumps({"error": {"code": "BadGateway", "message": f"ragdiag record: the upstream "
                                          f"service did not answer ({type(exc).__name__})"}}).encode()
-            h.reply(502, data, "application/json; charset=utf-8")
+            h.send_bytes(502, data, "application/json; charset=utf-8")
             self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, 502, False,
                                   headers, body, b"", "", (time.perf_counter() - t0) * 1000, None, secrets))
             return
         upstream_ms = (time.perf_counter() - t1) * 1000
         self.stats_.add("forwarded")
         ctype = next((v for k, v in rheaders if k.lower() == "content-type"), "")
-        h.reply(status, rbody, ctype, [(k, v) for k, v in rheaders
+        h.send_bytes(status, rbody, ctype, [(k, v) for k, v in rheaders
                                        if k.lower() not in _HOP and k.lower() not in ("content-type", "content-encoding")])
         self._queue.put(_Item(seq, ts, h.command, split.path, split.query, operation, index, status, False, headers,
                               body, rbody, ctype, (time.perf_counter() - t0) * 1000, upstream_ms, secrets))
@@ -496,48 +479,24 @@ def _trace_id(traceparent: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(BackgroundHTTPServer):
     request_queue_size = 128
-    proxy: RecordingProxy
+    owner: RecordingProxy
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BackgroundHandler):
     server_version = "ragdiag-record"
-    sys_version = ""
+    log = log
+    tcp_nodelay = True
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        try:
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s %s", self.address_string(), format % args)  # the request line only, never headers
 
     def _dispatch(self) -> None:
         try:
-            self.server.proxy.handle(self)
+            self.server.owner.handle(self)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_MERGE = do_HEAD = do_OPTIONS = _dispatch
-
-    def reply(self, status: int, data: bytes, content_type: str,
-              headers: list[tuple[str, str]] | None = None) -> None:
-        self.send_response(status)
-        if content_type:
-            self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in headers or ():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
 
 
 def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: str | None,
@@ -555,10 +514,7 @@ def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: 
         announce(f"OTLP/HTTP traces on {otlp.url}/v1/traces -> {otlp.out}")
     announce("Ctrl-C to stop")
     try:
-        while True:
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        wait_for_interrupt()
     finally:
         proxy.stop()
         if otlp is not None:
@@ -567,5 +523,8 @@ def run_proxy(upstream: str, *, out: str | Path, host: str, port: int, api_key: 
         announce(f"stopped; {json.dumps(stats)}"
                  + (f"; {stats['refused_writes']} write request(s) refused" if stats["refused_writes"] else ""))
 
+
+# the handler answers through the proxy, so it is defined after it
+RecordingProxy.handler, RecordingProxy.server_class = _Handler, _Server
 
 __all__ = ["PERMISSION_HEADER", "REDACTED", "RecordingProxy", "STATS_PATH", "classify", "run_proxy"]

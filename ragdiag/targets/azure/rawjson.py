@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ragdiag.model import SearchRequest
+from ragdiag.targets.azure import params
 from ragdiag.targets.azure.retry import MalformedResponse
 from ragdiag.targets.azure.typed import parse_options
 
@@ -80,28 +81,10 @@ def build_body(req: SearchRequest, key: str, *, preview: bool, unsent: Callable[
     if req.search is not None:
         body["search"] = req.search
     body["top"] = req.top
-    if req.skip:
-        body["skip"] = req.skip
-    if req.search_fields:
-        body["searchFields"] = ",".join(req.search_fields)
-    if req.query_type != "simple":
-        body["queryType"] = req.query_type
-    if req.search_mode != "any":
-        body["searchMode"] = req.search_mode
-    if req.semantic_configuration:
-        body["semanticConfiguration"] = req.semantic_configuration
-    if req.semantic_query:
-        body["semanticQuery"] = req.semantic_query
-    if req.filter:
-        body["filter"] = req.filter
-    if req.scoring_profile:
-        body["scoringProfile"] = req.scoring_profile
-    if req.scoring_parameters:
-        body["scoringParameters"] = list(req.scoring_parameters)
-    if req.select:
-        sel = list(req.select)
-        if key not in sel:
-            sel.append(key)  # the key identifies each hit; dropped again from Hit.fields
+    for rest, _, join, value in params.plain(req):
+        body[rest] = ",".join(value) if join else value
+    sel = params.selected(req, key)
+    if sel is not None:
         body["select"] = ",".join(sel)
     if req.count:
         body["count"] = True

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ragdiag.model import SearchRequest
+from ragdiag.targets.azure import params
 from ragdiag.targets.azure.bodypatch import PATCH_OPTION
 from ragdiag.targets.azure.retry import MalformedResponse
 from ragdiag.targets.azure.sdk import has_model_attr, search_parameters
@@ -39,28 +40,10 @@ def build_kwargs(req: SearchRequest, key: str, *, preview: bool, unsent: Callabl
 
     accepted = search_parameters()
     kw: dict[str, Any] = {"search_text": req.search, "top": req.top}
-    if req.skip:
-        kw["skip"] = req.skip
-    if req.search_fields:
-        kw["search_fields"] = list(req.search_fields)
-    if req.query_type != "simple":
-        kw["query_type"] = req.query_type
-    if req.search_mode != "any":
-        kw["search_mode"] = req.search_mode
-    if req.semantic_configuration:
-        kw["semantic_configuration_name"] = req.semantic_configuration
-    if req.semantic_query:
-        kw["semantic_query"] = req.semantic_query
-    if req.filter:
-        kw["filter"] = req.filter
-    if req.scoring_profile:
-        kw["scoring_profile"] = req.scoring_profile
-    if req.scoring_parameters:
-        kw["scoring_parameters"] = list(req.scoring_parameters)
-    if req.select:
-        sel = list(req.select)
-        if key not in sel:
-            sel.append(key)  # the key identifies each hit; dropped again from Hit.fields
+    for _, sdk, _, value in params.plain(req):
+        kw[sdk] = value
+    sel = params.selected(req, key)
+    if sel is not None:
         kw["select"] = sel
     if req.count:
         kw["include_total_count"] = True
