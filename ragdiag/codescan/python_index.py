@@ -342,8 +342,14 @@ class PyModule(ModuleIndex):
         cached = self._nodes.get(key)
         if cached is None:
             cached = defaultdict(list)
-            for n in walk_body(func.body):
+            stack = list(reversed(func.body))  # `walk_body`'s order, without its generator
+            definitions = _DEFINITIONS
+            while stack:
+                n = stack.pop()
                 cached[type(n)].append(n)
+                for child in children(n):
+                    if type(child) not in definitions:
+                        stack.append(child)
             self._nodes[key] = cached
         return cached
 

@@ -43,9 +43,9 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
              "in_scope", ".rpc(")
 
 
-def _triggered(source: str) -> bool:
-    """Could the file yield anything at all? (If not, it is not even parsed.)"""
-    low = source.lower()
+def _triggered(source: str, low: str | None = None) -> bool:
+    """Could the file yield anything at all? (If not, it is not even parsed.) `low`: `source.lower()`."""
+    low = source.lower() if low is None else low
     if any(k in low for k in _KEYWORDS):
         return True
     if ("cit" in low or "sources" in low) and _CITATION_TRIGGER.search(source):
@@ -98,9 +98,10 @@ _SQL_EXEC_WORDS = (".execute(", ".executemany(", ".fetch(", ".fetchrow(", ".fetc
                    ".fetch_one(", "exec_driver_sql(")
 
 
-def _interesting_lines(source: str) -> list[int]:
-    """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator."""
-    low = source.lower()
+def _interesting_lines(source: str, low: str | None = None, security: list[int] | None = None) -> list[int]:
+    """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator
+    (`low`: `source.lower()`, `security`: `_security_offsets(source, low)`, when the caller has them)."""
+    low = source.lower() if low is None else low
     offsets: set[int] = set()
     same_length = len(low) == len(source)  # (a few characters lower-case to two: offsets then drift)
     for word in _LINE_WORDS_MIN if same_length else _LINE_WORDS:
@@ -111,7 +112,7 @@ def _interesting_lines(source: str) -> list[int]:
             if eol == -1:
                 break
             i = low.find(word, eol + 1)
-    offsets.update(_security_offsets(source, low))
+    offsets.update(_security_offsets(source, low) if security is None else security)
     if any(op in source for op in ("<->", "<=>", "<#>")):  # the calls that run an SQL similarity query
         for word in _SQL_EXEC_WORDS:
             i = low.find(word)
@@ -132,10 +133,13 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
                  AgentsPass, CallerValues):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
-    def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
+    def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module, low: str | None = None) -> None:
         self.project = project
         self.rel = rel
         self.source = source
+        #: `source.lower()`, made once per file (the passes test words in it)
+        self.low = low = source.lower() if low is None else low
+        self._security: list[int] | None = None
         self.mod = PyModule(project, rel, tree)
         self.r = PyResolver(project)
         self.out = C.FileResult()
@@ -151,9 +155,8 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self._fail_seen: set[tuple[str, str]] = set()
         self._fn_low: dict[int, str] = {}
         self._lines: list[str] | None = None
-        low = source.lower()
         self.want_strings = any(op in source for op in ("<->", "<=>", "<#>", "cosine_distance")) or \
-            bool(_security_offsets(source, low))
+            bool(self.security_offsets())
         self.want_prompts = "prompt" in low
         self.has_http = any(k in low for k in ("docs/search", "requests", "httpx", "aiohttp", "urllib", ".post(",
                                                ".request("))
@@ -163,8 +166,14 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self.imports_azure_openai = "AzureOpenAI" in source
 
     # -- collection ------------------------------------------------------------------------
+    def security_offsets(self) -> list[int]:
+        """`_security_offsets` of the file, computed once (the gate, the string pass and the walk ask)."""
+        if self._security is None:
+            self._security = _security_offsets(self.source, self.low)
+        return self._security
+
     def collect(self) -> None:
-        self.lines = _interesting_lines(self.source)
+        self.lines = _interesting_lines(self.source, self.low, self.security_offsets())
         self._walk(self.mod.tree, "", None, None, False, filtered=True)
 
     def _hit(self, node: ast.AST) -> bool:
@@ -337,7 +346,8 @@ def scan_python(project: C.Project, rel: str, source: str) -> C.FileResult:
     citation, an HTTP client, a security field, a budget-like constant) cannot
     yield anything, so it is not parsed unless `project.check_syntax` is set.
     """
-    if not project.check_syntax and not _triggered(source):
+    low = source.lower()
+    if not project.check_syntax and not _triggered(source, low):
         return C.FileResult(scanned=True)
     try:
         tree = ast.parse(source, filename=rel)
@@ -349,7 +359,7 @@ def scan_python(project: C.Project, rel: str, source: str) -> C.FileResult:
         result = C.FileResult(scanned=False)
         result.skipped.append(Skipped(rel, f"could not parse: {type(exc).__name__}"))
         return result
-    scan = PyFileScan(project, rel, source, tree)
+    scan = PyFileScan(project, rel, source, tree, low)
     return scan.run()
 
 
