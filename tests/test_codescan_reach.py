@@ -235,3 +235,24 @@ def test_typed_arrow_functions_have_their_own_extent() -> None:
     nodes = {n.name: (n.start, n.end) for n in js_graph("src/features/search.ts", TS_SEARCH) if n.kind == "func"}
     # the braces of a typed parameter or a return type are no body: each function ends at its own brace
     assert nodes["findDocs"] == (5, 13) and nodes["oldFind"] == (15, 18)
+
+
+def test_imports_are_matched_at_the_lines_holding_import_only() -> None:
+    from ragdiag.codescan.reach import (
+        _PY_FROM,
+        _PY_IMPORT,
+        _lines_holding,
+        _matches_at,
+        _py_imports,
+    )
+
+    text = ("import a\nfrom b import (c,\nimport d,\n  from e import f)\n  import g, h as i\nfrom . import j\n"
+            "x = 'import'\nfrom .k import l  # import\n")
+    for rx in (_PY_FROM, _PY_IMPORT):
+        assert [m.span() for m in _matches_at(rx, text, _lines_holding(text, "import"))] == \
+            [m.span() for m in rx.finditer(text)]
+    # each pattern is matched on its own: the `from b import (...)` names are read up to its `)`, and
+    # `import d,` inside the parentheses is still a line starting with `import` for the other pattern
+    assert _py_imports("pkg/mod.py", text) == ("b", "b.c", "b.import", "b.d", "b.from", "b.e", "b.f", "pkg", "pkg.j",
+                                               "pkg.k", "pkg.k.l", "a", "d", "g", "h")
+    assert _lines_holding("no\nimports here\n", "import") == [3] and _lines_holding("none", "import") == []
