@@ -682,3 +682,16 @@ def test_native_vector_database_clients_are_search_sites(tmp_path):
                    "weaviate_hits": ("vector_db", 4, "literal")}
     chroma = next(x for x in s.search_calls if x.function == "chroma_hits")
     assert chroma.params["filter"].value == {"tenant_id": "t1"}
+def test_trigger_lines_skip_only_keywords_known_absent():
+    from ragdiag.codescan.python_scan import _first_keyword, _interesting_lines, _triggered
+
+    src = "import os\nr = requests.post(url)\nx = 1\n\nprompt = 'Answer'\nclient.get(q)\n"
+    low = src.lower()
+    first = _first_keyword(low)
+    assert _triggered(src) and first > 0  # `requests` is the first keyword found: those before it are absent
+    assert _interesting_lines(src) == [2, 5, 6]
+    assert _interesting_lines(src, low, None, first) == [2, 5, 6]
+    # a character lower-cased to two ("İ" -> "i̇") shifts offsets: every word is then searched as before
+    odd = "İ\nİİ\nresult = requests.get(u)\n"
+    assert _interesting_lines(odd, odd.lower(), None, _first_keyword(odd.lower())) == _interesting_lines(odd)
+    assert not _triggered("x = 1\n") and _interesting_lines("x = 1\n") == []

@@ -259,3 +259,22 @@ def test_an_mcp_server_module_is_a_request_entry_reaching_a_site_in_another_modu
                                           "srv/store.py": QDRANT_STORE})
     cls, why = _classes(root)["Store.find"]
     assert "srv/server.py" not in why and "no request entry point" in why
+def test_imports_are_matched_at_the_lines_holding_import_only() -> None:
+    from ragdiag.codescan.reach import (
+        _PY_FROM,
+        _PY_IMPORT,
+        _lines_holding,
+        _matches_at,
+        _py_imports,
+    )
+
+    text = ("import a\nfrom b import (c,\nimport d,\n  from e import f)\n  import g, h as i\nfrom . import j\n"
+            "x = 'import'\nfrom .k import l  # import\n")
+    for rx in (_PY_FROM, _PY_IMPORT):
+        assert [m.span() for m in _matches_at(rx, text, _lines_holding(text, "import"))] == \
+            [m.span() for m in rx.finditer(text)]
+    # each pattern is matched on its own: the `from b import (...)` names are read up to its `)`, and
+    # `import d,` inside the parentheses is still a line starting with `import` for the other pattern
+    assert _py_imports("pkg/mod.py", text) == ("b", "b.c", "b.import", "b.d", "b.from", "b.e", "b.f", "pkg", "pkg.j",
+                                               "pkg.k", "pkg.k.l", "a", "d", "g", "h")
+    assert _lines_holding("no\nimports here\n", "import") == [3] and _lines_holding("none", "import") == []

@@ -32,6 +32,7 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.model import AclSite, ResolvedValue
+from ragdiag.codescan.python_index import children, walk
 
 __all__ = ["request_ids_from_callers", "resolve_from_callers"]
 
@@ -73,14 +74,18 @@ class _Trees:
         if key not in self._text:
             tree = self.py(rel)
             self._text[key] = _py_call_index(tree) if tree is not None else {}  # type: ignore[index]
-        return self._text[key].get(name, [])  # type: ignore[index,union-attr]
+        named = ("pycalls", rel, name)
+        if named not in self._text:  # receivers written out only for the name asked (unparse is costly)
+            self._text[named] = [(call, ast.unparse(receiver) if receiver is not None else "", owner)  # type: ignore[index]
+                                 for call, receiver, owner in self._text[key].get(name, [])]  # type: ignore[union-attr]
+        return self._text[named]  # type: ignore[index,return-value]
 
     def py_defs(self, rel: str, name: str) -> list[Any]:
         key = ("pydefs", rel)
         if key not in self._text:
             tree = self.py(rel)
             index: dict[str, list[Any]] = {}
-            for n in ast.walk(tree) if tree is not None else ():
+            for n in walk(tree) if tree is not None else ():
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     index.setdefault(n.name, []).append(n)
             self._text[key] = index  # type: ignore[index]
@@ -271,20 +276,20 @@ def _instances(trees: _Trees, files: list[str], cls: str) -> set[str]:
     return out
 
 
-def _py_call_index(tree: ast.Module) -> dict[str, list[tuple[ast.Call, str, str]]]:
-    """Every call of a module by callee name: (call, receiver text, enclosing function name)."""
-    out: dict[str, list[tuple[ast.Call, str, str]]] = {}
+def _py_call_index(tree: ast.Module) -> dict[str, list[tuple[ast.Call, ast.expr | None, str]]]:
+    """Every call of a module by callee name: (call, receiver node or None, enclosing function name)."""
+    out: dict[str, list[tuple[ast.Call, ast.expr | None, str]]] = {}
     stack: list[tuple[ast.AST, str]] = [(tree, "<module>")]
     while stack:
         node, owner = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             here = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else owner
             if isinstance(child, ast.Call):
                 f = child.func
                 if isinstance(f, ast.Attribute):
-                    out.setdefault(f.attr, []).append((child, ast.unparse(f.value), owner))
+                    out.setdefault(f.attr, []).append((child, f.value, owner))
                 elif isinstance(f, ast.Name):
-                    out.setdefault(f.id, []).append((child, "", owner))
+                    out.setdefault(f.id, []).append((child, None, owner))
             stack.append((child, here))
     return out
 

@@ -317,7 +317,7 @@ class AclPass:
 
     def _toggles(self) -> None:
         """Trimming switched on by a condition away from any search call (a settings method, a payload builder)."""
-        low = self.source.lower()
+        low = self.low
         if not any(w in low for w in ("filter", "query_source", "acl", "secur", "permission", "group")):
             return
         seen = {(a.line, a.mechanism) for a in self.out.acl_sites}

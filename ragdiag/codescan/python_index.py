@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
 from ragdiag.codescan import _common as C
@@ -60,31 +60,81 @@ def callee_name(call: ast.Call) -> str | None:
     return None
 
 
+#: Field types of the grammar that never hold a node (`FunctionDef(identifier name, ...)`).
+_LEAF_TYPES = frozenset({"identifier", "string", "int", "constant"})
+#: Node lists of the grammar that hold None for an absent entry (`{**d}`'s key, a keyword-only
+#: parameter without a default).
+_LISTS_WITH_NONE = frozenset({("Dict", "keys"), ("arguments", "kw_defaults")})
+#: Per node type, the fields that can hold nodes: (name, 0 one node or None / 1 a list of nodes /
+#: 2 a list of nodes and Nones / 3 unknown shape, tested value by value).
+_CHILD_FIELDS: dict[type, tuple[tuple[str, int], ...]] = {}
+
+
+def _child_fields(t: type) -> tuple[tuple[str, int], ...]:
+    """The node-holding fields of node type `t`, read from the grammar line `ast` gives as its docstring
+    (`Compare(expr left, cmpop* ops, expr* comparators)`); a type whose docstring does not spell its
+    fields is walked generically, field by field."""
+    fields = tuple(getattr(t, "_fields", ()))
+    doc = (t.__doc__ or "").strip()
+    head, _, rest = doc.partition("(")
+    decls = [d.strip().rsplit(" ", 1) for d in rest[:-1].split(",")] if rest.endswith(")") else []
+    if head != t.__name__ or [d[-1] for d in decls] != list(fields) or any(len(d) != 2 for d in decls):
+        plan = tuple((f, 3) for f in fields)
+    else:
+        plan = tuple((name, 0 if not typ.endswith("*") else 2 if (t.__name__, name) in _LISTS_WITH_NONE else 1)
+                     for typ, name in decls if typ.rstrip("*?") not in _LEAF_TYPES)
+    _CHILD_FIELDS[t] = plan
+    return plan
+
+
 def children(node: ast.AST) -> list[ast.AST]:
-    """`list(ast.iter_child_nodes(node))`, same order, without its two generator layers (1.6x faster: the
-    walks below visit every node of every parsed file)."""
-    out = []
-    for name in node._fields:
+    """`list(ast.iter_child_nodes(node))`, same order, without its generator layers and without testing
+    the fields the grammar never fills with nodes (names, strings, constants): the walks below visit
+    every node of every parsed file."""
+    plan = _CHILD_FIELDS.get(type(node))
+    if plan is None:
+        plan = _child_fields(type(node))
+    out: list[ast.AST] = []
+    for name, shape in plan:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
+        if shape == 0:
+            if value is not None:
+                out.append(value)
+        elif shape == 1:
+            if value:
+                out.extend(value)
+        elif shape == 2:
+            if value:
+                out.extend([item for item in value if item is not None])
+        elif isinstance(value, ast.AST):
             out.append(value)
         elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, ast.AST):
-                    out.append(item)
+            out.extend([item for item in value if isinstance(item, ast.AST)])
     return out
+
+
+def walk(node: ast.AST):
+    """`ast.walk(node)`: the same nodes in the same (breadth-first) order, with the faster `children`."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        todo.extend(children(node))
+        yield node
+
+
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def walk_body(nodes: list[ast.AST]):
     """All nodes under `nodes`, not descending into nested functions or classes (lambdas included)."""
     stack = list(reversed(nodes))
+    definitions = _DEFINITIONS
     while stack:
         node = stack.pop()
         yield node
         for child in children(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            stack.append(child)
+            if type(child) not in definitions:
+                stack.append(child)
 
 
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler)
@@ -98,7 +148,7 @@ def walk_blocks(nodes: list[ast.AST]):
         yield node, block
         inner = (node.lineno, node.end_lineno or node.lineno) if isinstance(node, _BLOCKS) else block
         for child in reversed(children(node)):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if type(child) not in _DEFINITIONS:
                 stack.append((child, inner))
 
 
@@ -294,8 +344,14 @@ class PyModule(ModuleIndex):
         cached = self._nodes.get(key)
         if cached is None:
             cached = defaultdict(list)
-            for n in walk_body(func.body):
+            stack = list(reversed(func.body))  # `walk_body`'s order, without its generator
+            definitions = _DEFINITIONS
+            while stack:
+                n = stack.pop()
                 cached[type(n)].append(n)
+                for child in children(n):
+                    if type(child) not in definitions:
+                        stack.append(child)
             self._nodes[key] = cached
         return cached
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ragdiag.codescan import _common as C
 from ragdiag.codescan.model import CitationCheck, LLMCallSite
-from ragdiag.codescan.python_index import callee_name, dotted, param_names, unparse, walk_body
+from ragdiag.codescan.python_index import callee_name, dotted, param_names, unparse, walk, walk_body
 from ragdiag.codescan.values import export
 
 LC_CHAT_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream", "predict", "apredict", "batch",
@@ -59,15 +59,15 @@ class LLMSites:
         bound: set[str] = set()
         names: list[str] = []
         for n in nodes:
-            for sub in ast.walk(n):
+            for sub in walk(n):
                 if isinstance(sub, ast.comprehension):
-                    for t in ast.walk(sub.target):
+                    for t in walk(sub.target):
                         if isinstance(t, ast.Name):
                             bound.add(t.id)
                 elif isinstance(sub, ast.Lambda):
                     bound.update(param_names(sub))  # type: ignore[arg-type]
         for n in nodes:
-            for sub in ast.walk(n):
+            for sub in walk(n):
                 if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in bound:
                     names.append(sub.id)
                 elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) \
@@ -137,7 +137,7 @@ class LLMSites:
                 values += [e.value for e in subs.get(name, ()) if e.value is not None]
                 values += feeders.get(name, [])
                 for v in values:
-                    for sub in ast.walk(v):
+                    for sub in walk(v):
                         if not isinstance(sub, ast.Call):
                             continue
                         rec = site_of.get(id(sub))
@@ -152,7 +152,7 @@ class LLMSites:
             handed = {n.attr for n in self.mod.nodes_of(func).get(ast.Attribute, ()) if isinstance(n.ctx, ast.Load)} | {
                 n.id for n in self.mod.nodes_of(func).get(ast.Name, ())}
             for loop in [*self.mod.nodes_of(func).get(ast.For, ()), *self.mod.nodes_of(func).get(ast.AsyncFor, ())]:
-                inner = [n for stmt in loop.body for n in ast.walk(stmt)]
+                inner = [n for stmt in loop.body for n in walk(stmt)]
                 grows = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                             and isinstance(n.func.value, ast.Name) and n.func.value.id in names
                             and n.func.attr in ("append", "extend", "add", "update") for n in inner) or any(
@@ -234,7 +234,7 @@ class LLMSites:
                 if base.split(".")[0] in own or base in own:
                     out.append(prefix + unparse(node, 100))
             elif isinstance(node, ast.Compare):
-                names = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+                names = [n.id for n in walk(node) if isinstance(n, ast.Name)]
                 if any(n in budget_names or C.BUDGET_NAME_RE.search(n) or n.lower() in ("max_sources",
                                                                                         "max_tokens_context")
                        for n in names):
@@ -268,7 +268,7 @@ class LLMSites:
                 while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                     root = root.func if isinstance(root, ast.Call) else root.value
                 if isinstance(root, ast.Name) and root.id in given:
-                    given.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))
+                    given.update(t.id for t in walk(n.target) if isinstance(t, ast.Name))
         return given
 
     # -- prompts and citations -------------------------------------------------------------------

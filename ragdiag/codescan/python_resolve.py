@@ -25,6 +25,7 @@ from ragdiag.codescan.python_index import (
     dotted,
     load_module,
     unparse,
+    walk,
     walk_body,
 )
 from ragdiag.codescan.values import Val, lit, unknown
@@ -42,6 +43,7 @@ class PyResolver(Resolver):
     def __init__(self, project: C.Project) -> None:
         super().__init__(project)
         self._ctor_ctx: dict[int, Ctx] = {}
+        self._annotated: dict[tuple[int, str], tuple[PyModule, dict[str, ast.AnnAssign]]] = {}
 
     # -- syntax hooks -------------------------------------------------------------------------------
     def text(self, node: Any) -> str:
@@ -284,7 +286,7 @@ class PyResolver(Resolver):
                     found = self._class_named(f.returns, Ctx(mod))
                     if found is not None:
                         return found[0], found[1], None
-                rets = [n.value for n in ast.walk(f) if isinstance(n, ast.Return) and n.value is not None]
+                rets = [n.value for n in walk(f) if isinstance(n, ast.Return) and n.value is not None]
                 if len(rets) == 1:
                     return self.class_of(rets[0], Ctx.of(mod, f), depth + 1)
             return None
@@ -322,11 +324,23 @@ class PyResolver(Resolver):
                     if len(inherited) == 1:
                         method, value = inherited[0]
                         return self.class_of(value, Ctx.of(bmod, method, bcls), depth + 1)
-            for sub in ast.walk(ctx.mod.classes.get(ctx.cls) or ast.Pass()):
-                if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name) and sub.target.id == node.attr:
-                    hit = self._class_by_text(dotted(sub.annotation) or "", ctx)
-                    return (hit[0], hit[1], None) if hit else None
+            sub = self._annotated_names(ctx.mod, ctx.cls).get(node.attr)
+            if sub is not None:
+                hit = self._class_by_text(dotted(sub.annotation) or "", ctx)
+                return (hit[0], hit[1], None) if hit else None
         return None
+
+    def _annotated_names(self, mod: PyModule, cls: str) -> dict[str, ast.AnnAssign]:
+        """Name -> the first `name: T` annotation anywhere in class `cls` (in `ast.walk` order), indexed once."""
+        key = (id(mod), cls)
+        hit = self._annotated.get(key)
+        if hit is None:
+            first: dict[str, ast.AnnAssign] = {}
+            for sub in walk(mod.classes.get(cls) or ast.Pass()):
+                if isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
+                    first.setdefault(sub.target.id, sub)
+            hit = self._annotated[key] = (mod, first)  # (the module held: its id stays its own)
+        return hit[1]
 
     def _bases(self, mod: PyModule, cls: str, depth: int = 0) -> list[tuple[PyModule, str]]:
         """The scanned base classes of `cls`, nearest first (same module or imported)."""

@@ -60,7 +60,7 @@ class ResultsPass:
     """Client-side thresholds and budget units (mixed into `PyFileScan`)."""
 
     def _results_pass(self) -> None:
-        low = self.source.lower()
+        low = self.low
         sites_by_func: dict[str, list[Any]] = {}
         for site, _cur in self.site_nodes:
             sites_by_func.setdefault(site.function, []).append(site)

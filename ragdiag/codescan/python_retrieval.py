@@ -242,7 +242,7 @@ class DelegatedSites:
 
     def _delegated_pass(self) -> None:
         """`data_sources` payloads built apart from the call, and settings classes declaring On-your-data knobs."""
-        low = self.source.lower()
+        low = self.low
         if "data_sources" in low or "datasources" in low:
             covered = [(d.line, d.line + 40) for d in self.out.delegated if d.kind == "on_your_data"]
             for qual, node, func, cls in self._dicts_with(("data_sources", "dataSources")):

@@ -46,11 +46,22 @@ _KEYWORDS = (".search(", "vectoriz", "vectoris", "docs/search", "similarity_sear
 _KEYWORDS += VECTOR_DB_WORDS  # native vector-database clients (ragdiag.codescan.vector_db)
 
 
-def _triggered(source: str) -> bool:
-    """Could the file yield anything at all? (If not, it is not even parsed.)"""
-    low = source.lower()
-    if any(k in low for k in _KEYWORDS):
-        return True
+def _triggered(source: str, low: str | None = None) -> bool:
+    """Could the file yield anything at all? (If not, it is not even parsed.) `low`: `source.lower()`."""
+    low = source.lower() if low is None else low
+    return _first_keyword(low) < len(_KEYWORDS) or _triggered_without_keywords(source, low)
+
+
+def _first_keyword(low: str) -> int:
+    """Index of the first of `_KEYWORDS` in `low` (len(_KEYWORDS): none): those before it are absent."""
+    for i, k in enumerate(_KEYWORDS):
+        if k in low:
+            return i
+    return len(_KEYWORDS)
+
+
+def _triggered_without_keywords(source: str, low: str) -> bool:
+    """The gate's tests after the keywords: a citation function, a security filter, a budget constant."""
     if ("cit" in low or "sources" in low) and _CITATION_TRIGGER.search(source):
         return True
     if _security_offsets(source, low):
@@ -93,6 +104,12 @@ _LINE_WORDS_MIN = tuple(w for w in dict.fromkeys(_LINE_WORDS)
                         if not any(o != w and o in w for o in _LINE_WORDS))
 
 
+#: Per index i of `_first_keyword`: the line words without `_KEYWORDS[:i]` (known absent from the file).
+_LINE_WORDS_MIN_AFTER = tuple(tuple(w for w in _LINE_WORDS_MIN if w not in _KEYWORDS[:i])
+                              for i in range(len(_KEYWORDS) + 1))
+_LINE_WORDS_AFTER = tuple(tuple(w for w in _LINE_WORDS if w not in _KEYWORDS[:i]) for i in range(len(_KEYWORDS) + 1))
+
+
 def _security_offsets(source: str, low: str) -> list[int]:
     return C.security_offsets(source, low)
 
@@ -101,12 +118,15 @@ _SQL_EXEC_WORDS = (".execute(", ".executemany(", ".fetch(", ".fetchrow(", ".fetc
                    ".fetch_one(", "exec_driver_sql(")
 
 
-def _interesting_lines(source: str) -> list[int]:
-    """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator."""
-    low = source.lower()
+def _interesting_lines(source: str, low: str | None = None, security: list[int] | None = None,
+                       first_keyword: int = 0) -> list[int]:
+    """Sorted numbers of the lines holding a trigger word, a security field filter or an SQL operator
+    (`low`: `source.lower()`, `security`: `_security_offsets(source, low)`, when the caller has them;
+    `first_keyword`: `_first_keyword(low)`, the gate's keywords before it are not searched again)."""
+    low = source.lower() if low is None else low
     offsets: set[int] = set()
     same_length = len(low) == len(source)  # (a few characters lower-case to two: offsets then drift)
-    for word in _LINE_WORDS_MIN if same_length else _LINE_WORDS:
+    for word in (_LINE_WORDS_MIN_AFTER if same_length else _LINE_WORDS_AFTER)[first_keyword]:
         i = low.find(word)
         while i != -1:
             offsets.add(i)
@@ -114,31 +134,37 @@ def _interesting_lines(source: str) -> list[int]:
             if eol == -1:
                 break
             i = low.find(word, eol + 1)
-    offsets.update(_security_offsets(source, low))
+    offsets.update(_security_offsets(source, low) if security is None else security)
     if any(op in source for op in ("<->", "<=>", "<#>")):  # the calls that run an SQL similarity query
         for word in _SQL_EXEC_WORDS:
             i = low.find(word)
             while i != -1:
                 offsets.add(i)
                 i = low.find(word, i + 1)
-    if not offsets:
-        return []
-    starts = [0]
-    i = source.find("\n")
-    while i != -1:
-        starts.append(i + 1)
-        i = source.find("\n", i + 1)
-    return sorted({bisect.bisect_right(starts, off) for off in offsets})
+    # the line of an offset is 1 + the newlines before it: counted between consecutive offsets
+    lines: list[int] = []
+    line, prev = 1, 0
+    for off in sorted(offsets):
+        line += source.count("\n", prev, off)
+        prev = max(prev, off)
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilaritySites, AclPass, ResultsPass,
                  AgentsPass, CallerValues):
     """One Python file: a collecting walk, then the analyses (the mixins) over what it collected."""
 
-    def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module) -> None:
+    def __init__(self, project: C.Project, rel: str, source: str, tree: ast.Module, low: str | None = None,
+                 first_keyword: int = 0) -> None:
         self.project = project
         self.rel = rel
         self.source = source
+        #: `source.lower()`, made once per file (the passes test words in it)
+        self.low = low = source.lower() if low is None else low
+        self._security: list[int] | None = None
+        self._first_keyword = first_keyword  # the gate's keywords before this index are absent
         self.mod = PyModule(project, rel, tree)
         self.r = PyResolver(project)
         self.out = C.FileResult()
@@ -154,9 +180,8 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self._fail_seen: set[tuple[str, str]] = set()
         self._fn_low: dict[int, str] = {}
         self._lines: list[str] | None = None
-        low = source.lower()
         self.want_strings = any(op in source for op in ("<->", "<=>", "<#>", "cosine_distance")) or \
-            bool(_security_offsets(source, low))
+            bool(self.security_offsets())
         self.want_prompts = "prompt" in low
         self.has_http = any(k in low for k in ("docs/search", "requests", "httpx", "aiohttp", "urllib", ".post(",
                                                ".request("))
@@ -166,8 +191,14 @@ class PyFileScan(SearchSites, DelegatedSites, LLMSites, StringSites, SqlSimilari
         self.imports_azure_openai = "AzureOpenAI" in source
 
     # -- collection ------------------------------------------------------------------------
+    def security_offsets(self) -> list[int]:
+        """`_security_offsets` of the file, computed once (the gate, the string pass and the walk ask)."""
+        if self._security is None:
+            self._security = _security_offsets(self.source, self.low)
+        return self._security
+
     def collect(self) -> None:
-        self.lines = _interesting_lines(self.source)
+        self.lines = _interesting_lines(self.source, self.low, self.security_offsets(), self._first_keyword)
         self._walk(self.mod.tree, "", None, None, False, filtered=True)
 
     def _hit(self, node: ast.AST) -> bool:
@@ -340,7 +371,9 @@ def scan_python(project: C.Project, rel: str, source: str) -> C.FileResult:
     citation, an HTTP client, a security field, a budget-like constant) cannot
     yield anything, so it is not parsed unless `project.check_syntax` is set.
     """
-    if not project.check_syntax and not _triggered(source):
+    low = source.lower()
+    first = _first_keyword(low)
+    if not project.check_syntax and first == len(_KEYWORDS) and not _triggered_without_keywords(source, low):
         return C.FileResult(scanned=True)
     try:
         tree = ast.parse(source, filename=rel)
@@ -352,7 +385,7 @@ def scan_python(project: C.Project, rel: str, source: str) -> C.FileResult:
         result = C.FileResult(scanned=False)
         result.skipped.append(Skipped(rel, f"could not parse: {type(exc).__name__}"))
         return result
-    scan = PyFileScan(project, rel, source, tree)
+    scan = PyFileScan(project, rel, source, tree, low, first)
     return scan.run()
 
 

@@ -418,7 +418,10 @@ class SearchSites:
 
     def _library_file(self) -> bool:
         """The file builds its stores from the library itself (no class of its own stands in between)."""
-        return bool(_LIBRARY_IMPORT.search(self.source)) and not self.mod.classes
+        cached = self.__dict__.get("_library_file_cached")
+        if cached is None:  # one pattern search over the whole file, asked once per search call
+            cached = self._library_file_cached = bool(_LIBRARY_IMPORT.search(self.source)) and not self.mod.classes
+        return cached
 
     def _rest(self, call: ast.Call, qual: str, ctx: Ctx, name: str, last: str, is_async: bool) -> None:
         url_node = None

@@ -217,6 +217,33 @@ def _deco_entry(decos: list[str]) -> tuple[str | None, str]:
     return None, ""
 
 
+def _lines_holding(text: str, word: str) -> list[int]:
+    """Offsets of the starts of the lines holding `word`, in order."""
+    out: list[int] = []
+    i = text.find(word)
+    while i != -1:
+        out.append(text.rfind("\n", 0, i) + 1)
+        eol = text.find("\n", i)
+        if eol == -1:
+            break
+        i = text.find(word, eol)
+    return out
+
+
+def _matches_at(rx: re.Pattern[str], text: str, starts: list[int]) -> list[re.Match[str]]:
+    """`list(rx.finditer(text))` for a multi-line pattern anchored at `^` whose first line must hold a word,
+    tried only at `starts` (the lines holding it): the same matches without testing every offset of the text."""
+    out: list[re.Match[str]] = []
+    end = 0
+    for start in starts:
+        if start >= end:
+            m = rx.match(text, start)
+            if m is not None:
+                out.append(m)
+                end = m.end()
+    return out
+
+
 def _py_imports(rel: str, text: str) -> tuple[str, ...]:
     """Absolute dotted names a Python file imports (`from . import x` made absolute), modules and `module.name`."""
     if "import" not in text:
@@ -225,7 +252,8 @@ def _py_imports(rel: str, text: str) -> tuple[str, ...]:
     if not rel.endswith("__init__.py"):
         package = package[:-1]
     out: list[str] = []
-    for m in _PY_FROM.finditer(text):
+    lines = _lines_holding(text, "import")
+    for m in _matches_at(_PY_FROM, text, lines):
         mod = m.group(1)
         if mod.startswith("."):
             dots = len(mod) - len(mod.lstrip("."))
@@ -234,7 +262,7 @@ def _py_imports(rel: str, text: str) -> tuple[str, ...]:
         out.append(mod)
         for name in re.findall(r"[A-Za-z_]\w*", m.group(2).replace(" as ", " , ")):
             out.append(f"{mod}.{name}")
-    for m in _PY_IMPORT.finditer(text):
+    for m in _matches_at(_PY_IMPORT, text, lines):
         for part in m.group(1).split(","):
             name = part.strip().split(" ")[0]
             if name:
