@@ -3,7 +3,8 @@ calls as applications make them: through their own client class, or over plain H
 
 Both ways each: a prompt filled by a search of fixed `top` is bounded by count (warned as "count only",
 never as unbounded, and never as a budget); the same prompt grown over a loop of searches is unbounded;
-a count the scanner cannot resolve is a gap and `context_budgets` does not pass; a wrapper's callers are
+so is a loop calling a search only through a tools dict the function hands over (and not one handing over a
+non-search function); a count the scanner cannot resolve is a gap and `context_budgets` does not pass; a wrapper's callers are
 the judged model calls, and a wrapper nobody calls is a gap.
 """
 
@@ -244,3 +245,42 @@ def test_a_model_call_through_the_apps_own_client_of_any_verb_model_name_is_judg
                                               "  return `${a} ${b}`;\n}\n"})
     scan = scan_path(tree(tmp_path / "plain", plain))
     assert not [c for c in scan.llm_calls if c.file == "src/rag.ts"]
+
+
+AGENT = """
+    from azure.search.documents import SearchClient
+    from openai import OpenAI
+
+    client = SearchClient("https://x.search.windows.net", "kb", None)
+    llm = OpenAI()
+
+
+    def find(question: str):
+        return list(client.search(search_text=question, top=5))
+
+
+    def clock(question: str):
+        return "12:00"
+
+
+    def ask(question: str):
+        tools = {{"lookup": {tool}}}
+        notes = []
+        for step in range(4):
+            notes.append(str(tools["lookup"](question)))
+        prompt = "\\n".join(notes)
+        return llm.chat.completions.create(model="gpt-4o", messages=[{{"role": "user", "content": prompt}}])
+    """
+
+
+def test_a_prompt_grown_over_a_loop_calling_a_handed_over_search_accumulates(tmp_path):
+    # the loop calls the search only through a tools dict: no call names it, the handing-over does
+    root = tree(tmp_path, {"app/agent.py": AGENT.format(tool="find")})
+    (call,) = scan_path(root).llm_calls
+    assert call.context_accumulated and call.count_bound is None and not call.context_bounded
+
+
+def test_the_same_loop_over_a_handed_over_non_search_function_does_not_accumulate(tmp_path):
+    root = tree(tmp_path, {"app/agent.py": AGENT.format(tool="clock")})
+    (call,) = scan_path(root).llm_calls
+    assert not call.context_accumulated
