@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "ragdiag"
 #: Bottom to top. The target contract (`targets.base`, `targets.registry`) sits with the data
 #: it describes; the target implementations above it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("ragdiag", "errors", "_optional", "language", "metrics", "cache", "plugins", "http_server"),
+    ("ragdiag", "errors", "_optional", "language", "metrics", "cache", "plugins", "http_server", "env_secret"),
     ("inputs", "odata", "model", "encoders", "policy", "outputs", "targets.base", "targets.registry"),
     ("chunks", "codescan", "targets", "observe"),
     ("engine",),
