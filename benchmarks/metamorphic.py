@@ -373,10 +373,10 @@ def count_via_partial(files: Files) -> Files | None:
     c = COUNT_RE.search(line)
     if m is None or c is None:
         return None
-    bound = f"_{m.group(2)} = functools.partial({m.group(1)}.{m.group(2)}, {c.group(0)})"
+    bound = f"bound_call = functools.partial({m.group(1)}.{m.group(2)}, {c.group(0)})"
 
     def edit(ln: str) -> str:
-        ln = ln.replace(f"{m.group(1)}.{m.group(2)}(", f"_{m.group(2)}(", 1)
+        ln = ln.replace(f"{m.group(1)}.{m.group(2)}(", "bound_call(", 1)
         return re.sub(r",\s*" + re.escape(c.group(0)), "", ln, count=1)
     text = _edit_line(files[name], SEARCH_MARK, edit, bound)
     if text is None:
