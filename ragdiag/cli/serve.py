@@ -10,17 +10,13 @@ from ragdiag.cli._common import _config_target
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """An Azure-compatible, read-only endpoint over a config's target or the sample indexes."""
-    import os
-
+    from ragdiag.env_secret import secret_from_env
     from ragdiag.errors import ConfigError
     from ragdiag.targets.emulator import Faults, run_server
 
     key = None
     if args.api_key_env:
-        key = os.environ.get(args.api_key_env)
-        if not key:
-            raise ConfigError(f"environment variable {args.api_key_env} is empty or unset; export the key "
-                              "clients must send, or use --no-auth")
+        key = secret_from_env(args.api_key_env, "export the key clients must send, or use --no-auth")
     elif not args.no_auth:
         raise ConfigError("choose --api-key-env VAR (clients must send that key) or --no-auth")
     targets = {}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
+from ragdiag.env_secret import secret_from_env
 from ragdiag.errors import ConfigError
 
 
@@ -48,10 +48,8 @@ def run(args: argparse.Namespace) -> int:
                           "(traces to receive)")
     key = None
     if args.api_key_env:
-        key = os.environ.get(args.api_key_env)
-        if not key:
-            raise ConfigError(f"environment variable {args.api_key_env} is empty or unset; export the upstream "
-                              "api-key there, or leave --api-key-env out to forward the client's credential")
+        key = secret_from_env(args.api_key_env, "export the upstream api-key there, or leave --api-key-env "
+                              "out to forward the client's credential")
     out = Path(args.out)
     host, port = _listen(args.listen)
     if host not in ("127.0.0.1", "localhost", "::1"):
