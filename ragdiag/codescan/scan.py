@@ -341,7 +341,9 @@ def _classified(rec: Any, graph: Any) -> Any:
 
     params = getattr(rec, "params", None) or {}
     text = params.get("search_text")
-    query = text.value if text is not None and text.resolved else None
+    # Only a text every request sends classes a site as listing the index: a default something else can
+    # replace (`q if q else ""`, `x or "*"`) says nothing about what the request path sends.
+    query = text.value if text is not None and text.resolved and not text.override else None
     if query is None and text is not None and text.resolved and text.source == "callers":
         query = ""  # every caller sends no query text (`undefined`, None): the search lists the index
     cls, why = classify(rec.file, getattr(rec, "function", "<module>"), rec.line, graph,
